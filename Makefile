@@ -1,0 +1,75 @@
+# Thin front for meson. `make run` and `make test` install dependencies and build as needed.
+
+BUILD_DIR ?= build
+TEST_BUILD_DIR ?= build-asan
+FUZZ_BUILD_DIR ?= build-fuzz
+# sanitizers are on for `make test` unless SANITIZE=0
+SANITIZE ?= 1
+WERROR ?= false
+FUZZ_SECONDS ?= 60
+MESON ?= meson
+
+CLANG_FORMAT ?= clang-format
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+ifeq ($(SANITIZE),1)
+TEST_SETUP_ARGS = -Db_sanitize=address,undefined -Db_lundef=false
+else
+TEST_BUILD_DIR = $(BUILD_DIR)
+TEST_SETUP_ARGS =
+endif
+
+.PHONY: all deps build run test bench fuzz format format-check clean distclean
+
+all: build
+
+deps:
+	@if [ "$$(id -u)" -eq 0 ] || command -v sudo >/dev/null; then \
+		sh scripts/install-deps.sh; \
+	else \
+		echo "make deps: run scripts/install-deps.sh as root" >&2; exit 1; \
+	fi
+
+$(BUILD_DIR)/build.ninja:
+	$(MAKE) deps
+	$(MESON) setup $(BUILD_DIR) -Dwerror=$(WERROR)
+
+build: $(BUILD_DIR)/build.ninja
+	$(MESON) compile -C $(BUILD_DIR)
+
+run: build
+	sh scripts/run-dev.sh $(BUILD_DIR)/platform/sf2loki
+
+$(TEST_BUILD_DIR)/.configured:
+	$(MAKE) deps
+	$(MESON) setup $(TEST_BUILD_DIR) -Dwerror=$(WERROR) $(TEST_SETUP_ARGS) --reconfigure 2>/dev/null || \
+		$(MESON) setup $(TEST_BUILD_DIR) -Dwerror=$(WERROR) $(TEST_SETUP_ARGS)
+	touch $@
+
+test: $(TEST_BUILD_DIR)/.configured
+	$(MESON) compile -C $(TEST_BUILD_DIR)
+	$(MESON) test -C $(TEST_BUILD_DIR) --print-errorlogs --num-processes 2
+	@sh scripts/test-summary.sh $(TEST_BUILD_DIR)
+
+bench: build
+	$(MESON) compile -C $(BUILD_DIR) bench-config
+	$(MESON) test -C $(BUILD_DIR) --benchmark --verbose
+
+fuzz:
+	$(MAKE) deps
+	@[ -f $(FUZZ_BUILD_DIR)/build.ninja ] || CC=clang $(MESON) setup $(FUZZ_BUILD_DIR) \
+		-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false
+	$(MESON) compile -C $(FUZZ_BUILD_DIR)
+	sh scripts/run-fuzz.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
+
+format:
+	$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+format-check:
+	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf $(BUILD_DIR) build-asan $(FUZZ_BUILD_DIR)
+
+distclean: clean
+	rm -rf .fuzz

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Prints one closing line for a meson test run, counting GTest cases (TAP subtests):
+#   tests: N passed, N failed, N skipped
+# Exits non-zero when anything failed, so CI cannot mistake a broken run for a green one.
+set -eu
+BUILD_DIR=${1:-build-asan}
+LOG="$BUILD_DIR/meson-logs/testlog.json"
+if [ ! -f "$LOG" ]; then
+	echo "test-summary: $LOG not found (did meson test run?)" >&2
+	exit 1
+fi
+exec /usr/bin/python3 - "$LOG" <<'PY'
+import json, re, sys
+
+passed = failed = skipped = 0
+binaries_failed = []
+for line in open(sys.argv[1], encoding="utf-8"):
+    rec = json.loads(line)
+    out = rec.get("stdout") or ""
+    cases = 0
+    for l in out.splitlines():
+        if re.match(r"^ok \d+ .*# SKIP", l):
+            skipped += 1
+            cases += 1
+        elif re.match(r"^ok \d+", l):
+            passed += 1
+            cases += 1
+        elif re.match(r"^not ok \d+", l):
+            failed += 1
+            cases += 1
+    if rec["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
+        binaries_failed.append(rec["name"])
+        if cases == 0:
+            failed += 1
+    elif cases == 0 and rec["result"] == "OK":
+        passed += 1
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+if binaries_failed:
+    print("failed binaries: " + ", ".join(binaries_failed), file=sys.stderr)
+sys.exit(1 if failed or binaries_failed else 0)
+PY

@@ -1,0 +1,193 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflCli"
+
+#include "config.h"
+
+#include "sfl-cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sfl-config.h"
+#include "sfl-error.h"
+#include "sfl-log.h"
+#include "sfl-redact.h"
+#include "sfl-run.h"
+
+static const gchar *const sfl_cli_usage =
+	"Usage:\n"
+	"  sf2loki [run] [--config PATH]     run the service until SIGTERM/SIGINT\n"
+	"  sf2loki check --config PATH       validate the configuration offline (exit 0 or 2)\n"
+	"  sf2loki config example            print an annotated example configuration\n"
+	"  sf2loki config reference          print the configuration reference (Markdown)\n"
+	"  sf2loki version                   print the version\n"
+	"  sf2loki help                      print this help\n"
+	"\n"
+	"Options:\n"
+	"  -c, --config PATH   YAML configuration file (environment and defaults apply without "
+	"one)\n"
+	"  --check             same as the check command\n"
+	"  -V, --version       print the version\n"
+	"\n"
+	"Exit codes: 0 success, 1 runtime failure, 2 configuration or usage error.\n";
+
+static int sfl_cli_usage_error(const gchar *format, ...) G_GNUC_PRINTF(1, 2);
+
+static int
+sfl_cli_usage_error(const gchar *format, ...)
+{
+	va_list args;
+	g_autofree gchar *msg = NULL;
+
+	va_start(args, format);
+	msg = g_strdup_vprintf(format, args);
+	va_end(args);
+	fprintf(stderr, "sf2loki: %s\n\n%s", msg, sfl_cli_usage);
+	return SFL_EXIT_USAGE;
+}
+
+/* every line of a config error on stderr; the loader has already redacted them */
+static void
+sfl_cli_print_problems(const GError *error, const gchar *prefix)
+{
+	g_auto(GStrv) lines = g_strsplit(error->message, "\n", -1);
+	for (guint i = 0; lines[i] != NULL; i++)
+		fprintf(stderr, "%s%s\n", prefix, lines[i]);
+}
+
+static int
+sfl_cli_check(const gchar *config_path)
+{
+	g_auto(GStrv) envp = g_get_environ();
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config = NULL;
+
+	config = sfl_config_load(config_path, envp, &error);
+	if (config == NULL) {
+		guint n = 1;
+		for (const gchar *p = error->message; *p != '\0'; p++)
+			n += *p == '\n';
+		sfl_cli_print_problems(error, "");
+		fprintf(stderr, "config check FAILED: %u problem%s\n", n, n == 1 ? "" : "s");
+		return sfl_error_to_exit_code(error);
+	}
+	printf("config check OK\n");
+	return SFL_EXIT_OK;
+}
+
+static int
+sfl_cli_config(gchar **args)
+{
+	g_autofree gchar *text = NULL;
+
+	if (args[0] == NULL || args[1] != NULL)
+		return sfl_cli_usage_error("config needs one of: example, reference");
+	if (g_str_equal(args[0], "example"))
+		text = sfl_config_render_example();
+	else if (g_str_equal(args[0], "reference"))
+		text = sfl_config_render_reference();
+	else
+		return sfl_cli_usage_error("unknown config artifact '%s' (example, reference)",
+					   args[0]);
+	fputs(text, stdout);
+	return fflush(stdout) == 0 ? SFL_EXIT_OK : SFL_EXIT_FAILURE;
+}
+
+static int
+sfl_cli_run(const gchar *config_path, const SflCliPlatform *platform)
+{
+	g_auto(GStrv) envp = g_get_environ();
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config = NULL;
+
+	config = sfl_config_load(config_path, envp, &error);
+	if (config == NULL) {
+		sfl_cli_print_problems(error, "sf2loki: ");
+		return sfl_error_to_exit_code(error);
+	}
+	if (!sfl_run(config, platform, &error)) {
+		g_autofree gchar *msg = sfl_redact(error->message);
+		fprintf(stderr, "sf2loki: %s\n", msg);
+		return sfl_error_to_exit_code(error);
+	}
+	return SFL_EXIT_OK;
+}
+
+/**
+ * sfl_cli_main:
+ * @argc: argument count
+ * @argv: arguments
+ * @platform: OS hooks from the entry point
+ *
+ * Returns: the process exit code
+ */
+int
+sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
+{
+	g_autofree gchar *config_path = NULL;
+	gboolean check = FALSE;
+	gboolean version = FALSE;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GOptionContext) context = NULL;
+	g_auto(GStrv) args = NULL;
+	const GOptionEntry entries[] = { { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
+					   "YAML configuration file", "PATH" },
+					 { "check", 0, 0, G_OPTION_ARG_NONE, &check,
+					   "Validate the configuration and exit", NULL },
+					 { "version", 'V', 0, G_OPTION_ARG_NONE, &version,
+					   "Print the version", NULL },
+					 { NULL } };
+	const gchar *command;
+
+	/* defaults until the configuration says otherwise */
+	sfl_log_setup(SFL_LOG_FORMAT_JSON, SFL_LOG_LEVEL_INFO);
+
+	args = g_new0(gchar *, argc + 1);
+	for (int i = 0; i < argc; i++) {
+		/* help is a command here, so GOption's own handling stays off */
+		if (g_str_equal(argv[i], "--help") || g_str_equal(argv[i], "-h")) {
+			fputs(sfl_cli_usage, stdout);
+			return SFL_EXIT_OK;
+		}
+		args[i] = g_strdup(argv[i]);
+	}
+
+	context = g_option_context_new("[COMMAND]");
+	g_option_context_set_help_enabled(context, FALSE);
+	g_option_context_add_main_entries(context, entries, NULL);
+	if (!g_option_context_parse_strv(context, &args, &error))
+		return sfl_cli_usage_error("%s", error->message);
+
+	if (version) {
+		printf("sf2loki %s\n", PACKAGE_VERSION);
+		return SFL_EXIT_OK;
+	}
+
+	command = args[1];
+	if (command == NULL || g_str_equal(command, "run")) {
+		if (command != NULL && args[2] != NULL)
+			return sfl_cli_usage_error("unexpected argument '%s'", args[2]);
+		if (check)
+			return sfl_cli_check(config_path);
+		return sfl_cli_run(config_path, platform);
+	}
+	if (g_str_equal(command, "check")) {
+		if (args[2] != NULL)
+			return sfl_cli_usage_error("unexpected argument '%s'", args[2]);
+		return sfl_cli_check(config_path);
+	}
+	if (g_str_equal(command, "config"))
+		return sfl_cli_config(args + 2);
+	if (g_str_equal(command, "version")) {
+		printf("sf2loki %s\n", PACKAGE_VERSION);
+		return SFL_EXIT_OK;
+	}
+	if (g_str_equal(command, "help")) {
+		fputs(sfl_cli_usage, stdout);
+		return SFL_EXIT_OK;
+	}
+	return sfl_cli_usage_error("unknown command '%s'", command);
+}
