@@ -38,7 +38,7 @@ build: $(BUILD_DIR)/build.ninja
 	$(MESON) compile -C $(BUILD_DIR)
 
 run: build
-	sh scripts/run-dev.sh $(BUILD_DIR)/platform/sf2loki
+	sh scripts/run-dev.sh $(BUILD_DIR)/sf2loki
 
 $(TEST_BUILD_DIR)/.configured:
 	$(MAKE) deps

@@ -12,7 +12,8 @@ PACKAGES="
 	libsnappy-dev libavro-dev libsoup-3.0-dev
 	python3 python3-yaml python3-grpcio python3-protobuf python3-snappy
 	python3-avro python3-jwt python3-botocore
-	procps
+	gcc-mingw-w64-x86-64 wine wine64
+	systemd openssl procps
 "
 
 missing=""

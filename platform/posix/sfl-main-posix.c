@@ -11,10 +11,13 @@
 #include <signal.h>
 
 #include "sfl-cli.h"
+#include "sfl-platform.h"
 
 /*
  * The POSIX entry point: the one place that turns OS signals into main-loop messages.
  * SIGTERM (systemd, launchd, kill) and SIGINT (a terminal) both ask for an orderly stop.
+ * It goes through sfl_platform_service_run() like the Windows entry point, which has an SCM
+ * dispatcher to join there; here that is a direct call.
  */
 
 static GPtrArray *
@@ -32,15 +35,22 @@ sfl_main_install_stop_handlers(GMainContext *context, GSourceFunc func, gpointer
 	return sources;
 }
 
+static int
+sfl_main_run(int argc, char **argv, void *user_data)
+{
+	const SflCliPlatform *platform = user_data;
+	return sfl_cli_main(argc, argv, platform);
+}
+
 int
 main(int argc, char **argv)
 {
-	const SflCliPlatform platform = {
+	SflCliPlatform platform = {
 		.install_stop_handlers = sfl_main_install_stop_handlers,
 	};
 
 	setlocale(LC_ALL, "");
 	/* a closed pipe on stdout (sf2loki config example | head) must not kill us */
 	signal(SIGPIPE, SIG_IGN);
-	return sfl_cli_main(argc, argv, &platform);
+	return sfl_platform_service_run(PACKAGE_NAME, sfl_main_run, argc, argv, &platform);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sfl-cli-state.h"
 #include "sfl-config.h"
 #include "sfl-error.h"
 #include "sfl-log.h"
@@ -133,13 +134,25 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GOptionContext) context = NULL;
 	g_auto(GStrv) args = NULL;
-	const GOptionEntry entries[] = { { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path,
-					   "YAML configuration file", "PATH" },
-					 { "check", 0, 0, G_OPTION_ARG_NONE, &check,
-					   "Validate the configuration and exit", NULL },
-					 { "version", 'V', 0, G_OPTION_ARG_NONE, &version,
-					   "Print the version", NULL },
-					 { NULL } };
+	gboolean json = FALSE;
+	gboolean force = FALSE;
+	gboolean merge = FALSE;
+	g_autofree gchar *key_glob = NULL;
+	const GOptionEntry entries[] = {
+		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path, "YAML configuration file",
+		  "PATH" },
+		{ "check", 0, 0, G_OPTION_ARG_NONE, &check, "Validate the configuration and exit",
+		  NULL },
+		{ "version", 'V', 0, G_OPTION_ARG_NONE, &version, "Print the version", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "state: machine-readable output", NULL },
+		{ "force", 0, 0, G_OPTION_ARG_NONE, &force, "state: skip the live-writer checks",
+		  NULL },
+		{ "merge", 0, 0, G_OPTION_ARG_NONE, &merge,
+		  "state import: merge instead of replace", NULL },
+		{ "key", 0, 0, G_OPTION_ARG_STRING, &key_glob, "state list: keys matching GLOB",
+		  "GLOB" },
+		{ NULL }
+	};
 	const gchar *command;
 
 	/* defaults until the configuration says otherwise */
@@ -167,6 +180,16 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 	}
 
 	command = args[1];
+	if ((json || force || merge || key_glob != NULL) &&
+	    (command == NULL || !g_str_equal(command, "state")))
+		return sfl_cli_usage_error("--json, --force, --merge and --key go with the state "
+					   "command");
+	if (command != NULL && g_str_equal(command, "state")) {
+		SflCliStateOptions opts = {
+			.json = json, .force = force, .merge = merge, .key_glob = key_glob
+		};
+		return sfl_cli_state(config_path, args + 2, &opts);
+	}
 	if (command == NULL || g_str_equal(command, "run")) {
 		if (command != NULL && args[2] != NULL)
 			return sfl_cli_usage_error("unexpected argument '%s'", args[2]);

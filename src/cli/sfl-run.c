@@ -9,6 +9,8 @@
 #include "sfl-run.h"
 
 #include "sfl-log.h"
+#include "sfl-app.h"
+#include "sfl-platform.h"
 #include "sfl-redact.h"
 
 /*
@@ -16,6 +18,10 @@
  * starts an orderly shutdown bounded by service.shutdown_grace, a second one ends it at once.
  * Components (sources, pipeline, sink, coordinator) register here as they arrive; each is
  * asked to stop and reports back, and the loop quits when all have or the grace runs out.
+ *
+ * The service manager hears about it through sfl_platform_notify(): READY=1 once start-up
+ * succeeded, STOPPING=1 when the drain begins, and WATCHDOG=1 from a timer on this loop, so a
+ * wedged loop stops pinging and gets restarted.
  */
 
 typedef enum {
@@ -31,15 +37,34 @@ typedef struct {
 	SflRunState state;
 	guint pending_stops; /* components still draining */
 	GSource *grace_source;
+	GSource *watchdog_source;
+	GSource *os_stop_source; /* woken by stop requests from OS threads */
+	gint os_stop_requests;	 /* (atomic) */
 } SflRunner;
+
+static void
+sfl_runner_clear_source(GSource **source)
+{
+	if (*source != NULL) {
+		g_source_destroy(*source);
+		g_clear_pointer(source, g_source_unref);
+	}
+}
 
 static void
 sfl_runner_clear_grace(SflRunner *runner)
 {
-	if (runner->grace_source != NULL) {
-		g_source_destroy(runner->grace_source);
-		g_clear_pointer(&runner->grace_source, g_source_unref);
-	}
+	sfl_runner_clear_source(&runner->grace_source);
+}
+
+/* one warning per failure; the log writer folds identical repeats (a failing watchdog) */
+static void
+sfl_runner_notify(const gchar *state)
+{
+	SflPlatformError perr = { 0 };
+
+	if (sfl_platform_notify(state, &perr) != SFL_PLATFORM_OK)
+		g_warning("could not notify the service manager: %s", perr.message);
 }
 
 static void
@@ -80,6 +105,7 @@ sfl_runner_stop_cb(gpointer user_data)
 
 	runner->state = SFL_RUN_STATE_STOPPING;
 	g_message("stop requested; shutting down");
+	sfl_runner_notify("STOPPING=1\nSTATUS=stopping");
 	if (runner->pending_stops == 0) {
 		sfl_runner_finish(runner, "stop requested");
 		return G_SOURCE_CONTINUE;
@@ -89,6 +115,85 @@ sfl_runner_stop_cb(gpointer user_data)
 	g_source_set_callback(runner->grace_source, sfl_runner_grace_cb, runner, NULL);
 	g_source_attach(runner->grace_source, runner->context);
 	return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+sfl_runner_watchdog_cb(gpointer user_data)
+{
+	sfl_runner_notify("WATCHDOG=1");
+	return G_SOURCE_CONTINUE;
+}
+
+static void
+sfl_runner_start_watchdog(SflRunner *runner)
+{
+	guint64 usec = sfl_platform_watchdog_usec();
+	guint64 interval_ms;
+
+	if (usec == 0)
+		return;
+	/* half the interval: a ping delayed by one busy dispatch still beats the deadline */
+	interval_ms = CLAMP(usec / 2 / 1000, 1, G_MAXUINT);
+	runner->watchdog_source = g_timeout_source_new((guint)interval_ms);
+	g_source_set_callback(runner->watchdog_source, sfl_runner_watchdog_cb, runner, NULL);
+	g_source_attach(runner->watchdog_source, runner->context);
+	g_debug("service manager watchdog: pinging every %" G_GUINT64_FORMAT " ms", interval_ms);
+}
+
+/*
+ * Stop requests from OS threads (the Windows SCM and console handlers) must only post to the
+ * loop. They raise a counter and make this source ready; g_source_set_ready_time() takes the
+ * context lock and wakes the loop, which is what GCancellable's source relies on when another
+ * thread cancels. Nothing is allocated on the OS thread, and nothing outlives the runner.
+ */
+static gboolean
+sfl_runner_os_stop_dispatch(GSource *source, GSourceFunc callback, gpointer user_data)
+{
+	g_source_set_ready_time(source, -1);
+	return callback(user_data);
+}
+
+static GSourceFuncs sfl_runner_os_stop_funcs = {
+	.dispatch = sfl_runner_os_stop_dispatch,
+};
+
+/* on an OS thread, with the platform layer's lock held */
+static void
+sfl_runner_os_stop_cb(void *user_data)
+{
+	SflRunner *runner = user_data;
+
+	g_atomic_int_inc(&runner->os_stop_requests);
+	g_source_set_ready_time(runner->os_stop_source, 0);
+}
+
+static gboolean
+sfl_runner_os_stop_requests_cb(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	gint n = g_atomic_int_exchange(&runner->os_stop_requests, 0);
+
+	/* a second request, e.g. Ctrl-C pressed twice, still ends the drain at once */
+	for (gint i = 0; i < n; i++)
+		sfl_runner_stop_cb(runner);
+	return G_SOURCE_CONTINUE;
+}
+
+static void
+sfl_runner_install_os_stop(SflRunner *runner)
+{
+	runner->os_stop_source = g_source_new(&sfl_runner_os_stop_funcs, sizeof(GSource));
+	g_source_set_callback(runner->os_stop_source, sfl_runner_os_stop_requests_cb, runner, NULL);
+	g_source_attach(runner->os_stop_source, runner->context);
+	sfl_platform_set_stop_handler(sfl_runner_os_stop_cb, runner);
+}
+
+static void
+sfl_runner_remove_os_stop(SflRunner *runner)
+{
+	/* returns only when no callback runs any more, so the source can go */
+	sfl_platform_set_stop_handler(NULL, NULL);
+	sfl_runner_clear_source(&runner->os_stop_source);
 }
 
 static void
@@ -133,6 +238,54 @@ sfl_run_log_level(gint level)
 	return SFL_LOG_LEVEL_INFO;
 }
 
+static void
+sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
+{
+	sfl_runner_remove_os_stop(runner);
+	if (stop_sources != NULL) {
+		for (guint i = 0; i < stop_sources->len; i++)
+			g_source_destroy(g_ptr_array_index(stop_sources, i));
+	}
+	sfl_runner_clear_source(&runner->watchdog_source);
+	sfl_runner_clear_grace(runner);
+	g_main_context_unref(runner->context);
+	sfl_log_flush_repeats();
+}
+
+static void
+sfl_run_store_opened_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	GAsyncResult **out = user_data;
+	*out = g_object_ref(result);
+}
+
+/*
+ * Opens the checkpoint store before anything else: without a coordinator it takes the state
+ * file's lock, so a second instance stops here, and a corrupt or unreadable document stops
+ * start-up instead of turning into an empty one.
+ */
+static SflCheckpointStore *
+sfl_run_open_store(SflRunner *runner, GError **error)
+{
+	g_autoptr(SflCheckpointStore) store = NULL;
+	g_autoptr(GAsyncResult) result = NULL;
+
+	store = sfl_app_build_store(runner->config, sfl_app_store_wants_exclusive(runner->config),
+				    error);
+	if (store == NULL)
+		return NULL;
+	sfl_checkpoint_store_open_async(store, NULL, sfl_run_store_opened_cb, &result);
+	while (result == NULL)
+		g_main_context_iteration(runner->context, TRUE);
+	if (!sfl_checkpoint_store_open_finish(store, result, error)) {
+		g_prefix_error(error, "cannot open the checkpoint store: ");
+		return NULL;
+	}
+	g_message("checkpoint store ready (%s)",
+		  sfl_config_enum_name("state.store", runner->config->data.state.store));
+	return g_steal_pointer(&store);
+}
+
 /**
  * sfl_run:
  * @config: a loaded configuration
@@ -149,6 +302,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	SflRunner runner = { 0 };
 	g_autoptr(GPtrArray) stop_sources = NULL;
 	g_autoptr(GMainLoop) loop = NULL;
+	g_autoptr(SflCheckpointStore) store = NULL;
 
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -165,17 +319,39 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	if (platform != NULL && platform->install_stop_handlers != NULL)
 		stop_sources = platform->install_stop_handlers(runner.context, sfl_runner_stop_cb,
 							       &runner);
+	sfl_runner_install_os_stop(&runner);
 
 	sfl_run_log_banner(config);
+
+	/*
+	 * start-up: the sink, coordinator and sources start here as they arrive, after the
+	 * checkpoint store. A failure returns before READY=1, so the service manager records a
+	 * failed start (and systemd's RestartPreventExitStatus=2 keeps a configuration error from
+	 * looping).
+	 */
+	store = sfl_run_open_store(&runner, error);
+	if (store == NULL) {
+		sfl_run_teardown(&runner, stop_sources);
+		return FALSE;
+	}
+	/* a stop that arrived during start-up already finished the run: honour it */
+	if (runner.state != SFL_RUN_STATE_RUNNING) {
+		g_clear_object(&store);
+		while (g_main_context_iteration(runner.context, FALSE))
+			;
+		sfl_run_teardown(&runner, stop_sources);
+		return TRUE;
+	}
+
 	g_message("ready; waiting for work (no sources are built yet)");
+	sfl_runner_notify("READY=1\nSTATUS=running; no sources configured yet");
+	sfl_runner_start_watchdog(&runner);
 	g_main_loop_run(loop);
 
-	if (stop_sources != NULL) {
-		for (guint i = 0; i < stop_sources->len; i++)
-			g_source_destroy(g_ptr_array_index(stop_sources, i));
-	}
-	sfl_runner_clear_grace(&runner);
-	g_main_context_unref(runner.context);
-	sfl_log_flush_repeats();
+	/* the lock goes when the store does; let its worker tasks finish first */
+	g_clear_object(&store);
+	while (g_main_context_iteration(runner.context, FALSE))
+		;
+	sfl_run_teardown(&runner, stop_sources);
 	return TRUE;
 }

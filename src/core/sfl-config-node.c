@@ -26,6 +26,7 @@ sfl_config_node_new(SflConfigNodeKind kind, GRefString *origin)
 	if (kind == SFL_CONFIG_NODE_MAPPING) {
 		node->keys = g_ptr_array_new_with_free_func(g_free);
 		node->key_pos = g_array_new(FALSE, TRUE, sizeof(SflConfigPos));
+		node->index = g_hash_table_new(g_str_hash, g_str_equal);
 	}
 	return node;
 }
@@ -51,6 +52,8 @@ sfl_config_node_free(SflConfigNode *node)
 		g_ptr_array_unref(node->keys);
 	if (node->key_pos != NULL)
 		g_array_unref(node->key_pos);
+	if (node->index != NULL)
+		g_hash_table_unref(node->index);
 	if (node->origin != NULL)
 		g_ref_string_release(node->origin);
 	g_free(node);
@@ -77,8 +80,11 @@ sfl_config_node_copy(const SflConfigNode *node)
 					sfl_config_node_copy(g_ptr_array_index(node->items, i)));
 	}
 	if (node->keys != NULL) {
-		for (guint i = 0; i < node->keys->len; i++)
-			g_ptr_array_add(copy->keys, g_strdup(g_ptr_array_index(node->keys, i)));
+		for (guint i = 0; i < node->keys->len; i++) {
+			gchar *key = g_strdup(g_ptr_array_index(node->keys, i));
+			g_ptr_array_add(copy->keys, key);
+			g_hash_table_insert(copy->index, key, GUINT_TO_POINTER(i + 1));
+		}
 		g_array_append_vals(copy->key_pos, node->key_pos->data, node->key_pos->len);
 	}
 	return copy;
@@ -100,23 +106,38 @@ sfl_config_node_is_null(const SflConfigNode *node)
 SflConfigNode *
 sfl_config_node_lookup(const SflConfigNode *mapping, const gchar *key)
 {
+	guint pos;
+
 	if (mapping == NULL || mapping->kind != SFL_CONFIG_NODE_MAPPING)
 		return NULL;
-	for (guint i = 0; i < mapping->keys->len; i++) {
-		if (g_strcmp0(g_ptr_array_index(mapping->keys, i), key) == 0)
-			return g_ptr_array_index(mapping->items, i);
-	}
-	return NULL;
+	pos = GPOINTER_TO_UINT(g_hash_table_lookup(mapping->index, key));
+	return pos > 0 ? g_ptr_array_index(mapping->items, pos - 1) : NULL;
 }
 
 static gint
 sfl_config_node_index_of(const SflConfigNode *mapping, const gchar *key)
 {
-	for (guint i = 0; i < mapping->keys->len; i++) {
-		if (g_strcmp0(g_ptr_array_index(mapping->keys, i), key) == 0)
-			return (gint)i;
-	}
-	return -1;
+	return (gint)GPOINTER_TO_UINT(g_hash_table_lookup(mapping->index, key)) - 1;
+}
+
+/* after keys moved, the positions must be counted again */
+static void
+sfl_config_node_reindex(SflConfigNode *mapping)
+{
+	g_hash_table_remove_all(mapping->index);
+	for (guint i = 0; i < mapping->keys->len; i++)
+		g_hash_table_insert(mapping->index, g_ptr_array_index(mapping->keys, i),
+				    GUINT_TO_POINTER(i + 1));
+}
+
+/* appends a key known to be new */
+static void
+sfl_config_node_append(SflConfigNode *mapping, gchar *key, SflConfigNode *value, SflConfigPos pos)
+{
+	g_ptr_array_add(mapping->keys, key);
+	g_ptr_array_add(mapping->items, value);
+	g_array_append_val(mapping->key_pos, pos);
+	g_hash_table_insert(mapping->index, key, GUINT_TO_POINTER(mapping->keys->len));
 }
 
 /**
@@ -139,9 +160,7 @@ sfl_config_node_set(SflConfigNode *mapping, const gchar *key, SflConfigNode *val
 		g_array_index(mapping->key_pos, SflConfigPos, idx) = pos;
 		return;
 	}
-	g_ptr_array_add(mapping->keys, g_strdup(key));
-	g_ptr_array_add(mapping->items, value);
-	g_array_append_val(mapping->key_pos, pos);
+	sfl_config_node_append(mapping, g_strdup(key), value, pos);
 }
 
 /**
@@ -278,6 +297,7 @@ sfl_yaml_apply_merge_key(SflConfigNode *mapping, GError **error)
 	merge = g_ptr_array_steal_index(mapping->items, idx);
 	g_ptr_array_remove_index(mapping->keys, idx);
 	g_array_remove_index(mapping->key_pos, idx);
+	sfl_config_node_reindex(mapping);
 	for (guint s = 0; s < sources->len; s++) {
 		SflConfigNode *src = g_ptr_array_index(sources, s);
 		for (guint i = 0; i < src->keys->len; i++) {
@@ -347,9 +367,18 @@ sfl_yaml_builder_attach(SflYamlBuilder *b, SflConfigNode *node, const gchar *anc
 			sfl_config_node_free(node);
 			return TRUE;
 		}
-		g_ptr_array_add(top->node->keys, g_steal_pointer(&top->pending_key));
-		g_ptr_array_add(top->node->items, node);
-		g_array_append_val(top->node->key_pos, top->pending_pos);
+		if (g_str_equal(top->pending_key, "<<") &&
+		    sfl_config_node_index_of(top->node, "<<") >= 0) {
+			/* several merge keys in one mapping: keep them all under one entry */
+			g_autofree gchar *dup = g_steal_pointer(&top->pending_key);
+			g_autofree gchar *where = sfl_config_node_where(node);
+			sfl_config_node_free(node);
+			g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+				    "%s: use one '<<' key with a list of aliases", where);
+			return FALSE;
+		}
+		sfl_config_node_append(top->node, g_steal_pointer(&top->pending_key), node,
+				       top->pending_pos);
 	}
 	return TRUE;
 }

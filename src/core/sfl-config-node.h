@@ -36,6 +36,7 @@ struct _SflConfigNode {
 	GPtrArray *keys;    /* MAPPING: gchar* */
 	GPtrArray *items;   /* SEQUENCE and MAPPING values: SflConfigNode* */
 	GArray *key_pos;    /* MAPPING: SflConfigPos of each key */
+	GHashTable *index;  /* MAPPING: key → position + 1, so lookups stay O(1) */
 	guint line;	    /* 1-based; 0 when not from a file */
 	guint column;
 	GRefString *origin; /* file path, or "env NAME" */

@@ -13,11 +13,15 @@
 #include <string.h>
 
 #include "sfl-error.h"
+#include "sfl-platform.h"
 
 #define SFL_CONFIG_UNKNOWN_KEY_HINT                                                                \
 	"unknown configuration key (check for typos; see docs/config-reference.md for valid keys)"
 
 #define SFL_ENV_PREFIX "SF2LOKI_"
+
+/* a PEM key is a few KiB; anything this big is the wrong file (or /dev/zero) */
+#define SFL_CONFIG_MAX_SECRET_BYTES (1024 * 1024)
 
 void
 sfl_config_context_init(SflConfigContext *ctx, gchar **envp)
@@ -679,8 +683,11 @@ sfl_config_resolve_secret(const SflConfigSchema *schema, const SflConfigField *f
 	const SflConfigField *file_field = sfl_config_schema_find(schema, file_key);
 	const gchar *file_path;
 	g_autofree gchar *contents = NULL;
-	g_autoptr(GError) error = NULL;
 	g_autofree gchar *fpath = NULL;
+	SflPlatformError perr = { 0 };
+	SflPlatformStatus status;
+	gchar *raw = NULL;
+	gsize raw_len = 0;
 
 	/* blank counts as absent everywhere (SFL-0047), so it can never shadow the file */
 	if (sfl_config_is_blank(*value))
@@ -695,22 +702,25 @@ sfl_config_resolve_secret(const SflConfigSchema *schema, const SflConfigField *f
 	if (sfl_config_is_blank(file_path))
 		return;
 	fpath = sfl_config_path_join(path, file_key);
-	if (!g_file_get_contents(file_path, &contents, NULL, &error)) {
+	status = sfl_platform_read_file(file_path, SFL_CONFIG_MAX_SECRET_BYTES, &raw, &raw_len,
+					&perr);
+	if (status != SFL_PLATFORM_OK) {
 		const SflConfigNode *where = sfl_config_node_lookup(node, file_key);
-		if (g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_ACCES) ||
-		    g_error_matches(error, G_FILE_ERROR, G_FILE_ERROR_PERM)) {
+		if (perr.access_denied) {
 			sfl_config_error(ctx, fpath, where,
 					 "cannot read %s from %s: permission denied (the service "
 					 "user must be able to read it: make it group-readable, "
 					 "e.g. chmod 0640 and chgrp to the service group)",
 					 field->key, file_path);
 		} else {
-			/* GLib's message names the path and the OS reason */
+			/* the platform's message names the path and the OS reason */
 			sfl_config_error(ctx, fpath, where, "cannot read %s: %s", field->key,
-					 error->message);
+					 perr.message);
 		}
 		return;
 	}
+	contents = g_strndup(raw, raw_len);
+	sfl_platform_free(raw);
 	g_strstrip(contents);
 	if (contents[0] == '\0')
 		return;

@@ -8,6 +8,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sfl-config.h"
@@ -964,6 +965,70 @@ test_yaml_limits(Fixture *fx, gconstpointer user_data)
 	}
 }
 
+/* the inputs the fuzzer (or a review) once broke the loader with, replayed on every run */
+static void
+test_fuzz_regressions(Fixture *fx, gconstpointer user_data)
+{
+	g_autofree gchar *dir = g_test_build_filename(G_TEST_DIST, "fuzz", "crashes", NULL);
+	g_autoptr(GDir) listing = g_dir_open(dir, 0, NULL);
+	const gchar *name;
+	guint replayed = 0;
+
+	g_assert_nonnull(listing);
+	while ((name = g_dir_read_name(listing)) != NULL) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+		g_autofree gchar *data = NULL;
+		gsize len = 0;
+		g_autoptr(GError) error = NULL;
+		g_autoptr(SflConfig) config = NULL;
+
+		if (!g_str_has_prefix(name, "config-"))
+			continue;
+		g_assert_true(g_file_get_contents(path, &data, &len, NULL));
+		/* a verdict either way is fine; a crash or a hang is not */
+		config = sfl_config_load_from_data(data, len, name, fx->envp, &error);
+		g_assert_true(config != NULL || error != NULL);
+		replayed++;
+	}
+	g_assert_cmpuint(replayed, >, 0);
+}
+
+static void
+test_yaml_large_merge(Fixture *fx, gconstpointer user_data)
+{
+	/* 6000 keys merged 30 times: linear work, not keys squared per alias */
+	g_autoptr(GString) yaml = g_string_new("big: &a {");
+	g_autofree gchar *p = NULL;
+
+	for (guint i = 0; i < 6000; i++)
+		g_string_append_printf(yaml, "%sk%u: %u", i ? ", " : "", i, i);
+	g_string_append(yaml, "}\nmerged:\n  <<: [");
+	for (guint i = 0; i < 30; i++)
+		g_string_append_printf(yaml, "%s*a", i ? ", " : "");
+	g_string_append(yaml, "]\n");
+	p = load_fail(fx, yaml->str);
+	assert_problem(p, "big", "unknown configuration key");
+	assert_problem(p, "merged", "unknown configuration key");
+}
+
+static void
+test_secret_file_fifo(Fixture *fx, gconstpointer user_data)
+{
+	g_autofree gchar *fifo = g_build_filename(fx->tmpdir, "key.fifo", NULL);
+	g_autofree gchar *yaml = NULL;
+	g_autofree gchar *p = NULL;
+
+	/* reading a pipe nobody writes would hang `check` forever */
+	g_assert_cmpint(mkfifo(fifo, 0600), ==, 0);
+	yaml = g_strdup_printf("salesforce:\n"
+			       "  client_id: cid\n"
+			       "  username: u\n"
+			       "  private_key_file: %s\n" MINIMAL_SINK,
+			       fifo);
+	p = load_fail(fx, yaml);
+	assert_problem(p, "salesforce.private_key_file", "pipe or socket");
+}
+
 static void
 test_empty_document(Fixture *fx, gconstpointer user_data)
 {
@@ -1113,6 +1178,9 @@ main(int argc, char **argv)
 	ADD("/sfl/config/yaml/errors", test_yaml_errors);
 	ADD("/sfl/config/yaml/limits", test_yaml_limits);
 	ADD("/sfl/config/yaml/empty", test_empty_document);
+	ADD("/sfl/config/yaml/large-merge", test_yaml_large_merge);
+	ADD("/sfl/config/yaml/fuzz-regressions", test_fuzz_regressions);
+	ADD("/sfl/config/secret/fifo", test_secret_file_fifo);
 	ADD("/sfl/config/file", test_load_file);
 	ADD("/sfl/config/example/loads", test_example_loads);
 	g_test_add_func("/sfl/config/example/drift", test_example_drift);

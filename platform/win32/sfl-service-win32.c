@@ -1,0 +1,368 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * The Windows service-manager half of the platform layer: the SCM dispatcher with a console
+ * fallback, the control handler, and sfl_platform_notify() mapped onto SetServiceStatus.
+ * Which status follows which event is decided by sfl-scm.c; this file only moves events in
+ * and statuses out, under one lock, because the SCM calls the control handler on the
+ * dispatcher thread while the daemon notifies from its service thread.
+ *
+ * The stop callback is called with the lock held, so once sfl_platform_set_stop_handler(NULL)
+ * returns no callback is running or will run: the daemon may free what it passed as user data.
+ */
+
+#include "sfl-platform.h"
+
+#include <windows.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sfl-scm.h"
+#include "win32/sfl-service-win32-private.h"
+
+_Static_assert(SFL_SCM_STATE_STOPPED == SERVICE_STOPPED, "SCM state values");
+_Static_assert(SFL_SCM_STATE_START_PENDING == SERVICE_START_PENDING, "SCM state values");
+_Static_assert(SFL_SCM_STATE_STOP_PENDING == SERVICE_STOP_PENDING, "SCM state values");
+_Static_assert(SFL_SCM_STATE_RUNNING == SERVICE_RUNNING, "SCM state values");
+_Static_assert(SFL_SCM_ACCEPT_STOP == SERVICE_ACCEPT_STOP, "SCM accept values");
+_Static_assert(SFL_SCM_ACCEPT_SHUTDOWN == SERVICE_ACCEPT_SHUTDOWN, "SCM accept values");
+_Static_assert(SFL_SCM_CONTROL_STOP == SERVICE_CONTROL_STOP, "SCM control values");
+_Static_assert(SFL_SCM_CONTROL_INTERROGATE == SERVICE_CONTROL_INTERROGATE, "SCM control values");
+_Static_assert(SFL_SCM_CONTROL_SHUTDOWN == SERVICE_CONTROL_SHUTDOWN, "SCM control values");
+_Static_assert(SFL_SCM_NO_ERROR == NO_ERROR, "SCM exit code values");
+_Static_assert(SFL_SCM_ERROR_SERVICE_SPECIFIC == ERROR_SERVICE_SPECIFIC_ERROR,
+	       "SCM exit code values");
+
+/*
+ * a console close, logoff or shutdown ends the process when the handler returns; Windows
+ * allows about five seconds, so the orderly stop gets a little less than that
+ */
+#define SFL_SERVICE_CONSOLE_CLOSE_WAIT_MS 4500
+
+/* service names are at most 256 characters */
+#define SFL_SERVICE_NAME_MAX 257
+
+static SRWLOCK sfl_service_lock = SRWLOCK_INIT;
+
+/* all guarded by sfl_service_lock */
+static SflScm sfl_service_scm;
+static SERVICE_STATUS_HANDLE sfl_service_handle; /* NULL unless running under the SCM */
+static SflPlatformStopFunc sfl_service_stop_func;
+static void *sfl_service_stop_data;
+static SflServiceSetStatusFunc sfl_service_set_status; /* NULL means SetServiceStatus */
+static DWORD sfl_service_tick_ms = SFL_SCM_TICK_MS;
+
+/* what the dispatcher's service thread runs; written before the dispatcher starts */
+static wchar_t sfl_service_name[SFL_SERVICE_NAME_MAX];
+static SflPlatformMainFunc sfl_service_main_func;
+static int sfl_service_argc;
+static char **sfl_service_argv;
+static void *sfl_service_user_data;
+static int sfl_service_exit_code;
+
+/* set when the console-mode main function has returned */
+static HANDLE sfl_service_console_done;
+
+void
+sfl_service_win32_set_status_func(SflServiceSetStatusFunc func)
+{
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_service_set_status = func;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+}
+
+void
+sfl_service_win32_set_tick_ms(DWORD tick_ms)
+{
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_service_tick_ms = tick_ms;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+}
+
+/* with the lock held; returns FALSE with the OS error left in GetLastError() */
+static BOOL
+sfl_service_report_locked(const SflScmStatus *st)
+{
+	SERVICE_STATUS status;
+
+	if (sfl_service_handle == NULL)
+		return TRUE;
+	memset(&status, 0, sizeof(status));
+	status.dwServiceType = SERVICE_WIN32_OWN_PROCESS;
+	status.dwCurrentState = st->state;
+	status.dwControlsAccepted = st->controls_accepted;
+	status.dwWin32ExitCode = st->win32_exit_code;
+	status.dwServiceSpecificExitCode = st->service_exit_code;
+	status.dwCheckPoint = st->checkpoint;
+	status.dwWaitHint = st->wait_hint_ms;
+	if (sfl_service_set_status != NULL)
+		return sfl_service_set_status(sfl_service_handle, &status);
+	return SetServiceStatus(sfl_service_handle, &status);
+}
+
+/* with the lock held: the callback may only post a message, so holding it here is cheap */
+static BOOL
+sfl_service_request_stop_locked(void)
+{
+	if (sfl_service_stop_func == NULL)
+		return FALSE;
+	sfl_service_stop_func(sfl_service_stop_data);
+	return TRUE;
+}
+
+DWORD WINAPI
+sfl_service_win32_control_handler(DWORD control, DWORD event_type, LPVOID event_data,
+				  LPVOID context)
+{
+	SflScmAction action;
+	SflScmControlResult result;
+
+	(void)event_type;
+	(void)event_data;
+	(void)context;
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	result = sfl_scm_control(&sfl_service_scm, control, &action);
+	if (action.report)
+		(void)sfl_service_report_locked(&action.status);
+	if (action.request_stop)
+		(void)sfl_service_request_stop_locked();
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+	return result == SFL_SCM_CONTROL_HANDLED ? NO_ERROR : ERROR_CALL_NOT_IMPLEMENTED;
+}
+
+BOOL WINAPI
+sfl_service_win32_console_handler(DWORD ctrl_type)
+{
+	BOOL delivered;
+
+	switch (ctrl_type) {
+	case CTRL_C_EVENT:
+	case CTRL_BREAK_EVENT:
+	case CTRL_CLOSE_EVENT:
+	case CTRL_LOGOFF_EVENT:
+	case CTRL_SHUTDOWN_EVENT:
+		break;
+	default:
+		return FALSE;
+	}
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	delivered = sfl_service_request_stop_locked();
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+	/* nobody listening yet (start-up) or any more: the default handler ends the process */
+	if (!delivered)
+		return FALSE;
+	if (ctrl_type != CTRL_C_EVENT && ctrl_type != CTRL_BREAK_EVENT &&
+	    sfl_service_console_done != NULL)
+		(void)WaitForSingleObject(sfl_service_console_done,
+					  SFL_SERVICE_CONSOLE_CLOSE_WAIT_MS);
+	return TRUE;
+}
+
+/* raises the checkpoint while a pending state lasts; ends when @param (an event) is set */
+static DWORD WINAPI
+sfl_service_ticker(LPVOID param)
+{
+	HANDLE quit = param;
+	DWORD tick_ms;
+
+	for (;;) {
+		SflScmStatus st;
+
+		AcquireSRWLockShared(&sfl_service_lock);
+		tick_ms = sfl_service_tick_ms;
+		ReleaseSRWLockShared(&sfl_service_lock);
+		if (WaitForSingleObject(quit, tick_ms) != WAIT_TIMEOUT)
+			return 0;
+		AcquireSRWLockExclusive(&sfl_service_lock);
+		if (sfl_scm_progress(&sfl_service_scm, &st))
+			(void)sfl_service_report_locked(&st);
+		ReleaseSRWLockExclusive(&sfl_service_lock);
+	}
+}
+
+int
+sfl_service_win32_serve(SERVICE_STATUS_HANDLE handle, SflPlatformMainFunc main_func, int argc,
+			char **argv, void *user_data)
+{
+	SflScmStatus st;
+	HANDLE quit;
+	HANDLE ticker = NULL;
+	int exit_code;
+
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_service_handle = handle;
+	sfl_scm_start(&sfl_service_scm, &st);
+	(void)sfl_service_report_locked(&st);
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+
+	/* without a ticker the start-up must finish within one wait hint, which still works */
+	quit = CreateEventW(NULL, TRUE, FALSE, NULL);
+	if (quit != NULL)
+		ticker = CreateThread(NULL, 0, sfl_service_ticker, quit, 0, NULL);
+
+	exit_code = main_func(argc, argv, user_data);
+
+	if (ticker != NULL) {
+		SetEvent(quit);
+		WaitForSingleObject(ticker, INFINITE);
+		CloseHandle(ticker);
+	}
+	if (quit != NULL)
+		CloseHandle(quit);
+
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_scm_exit(&sfl_service_scm, exit_code, &st);
+	(void)sfl_service_report_locked(&st);
+	/* the handle is invalid once STOPPED is reported */
+	sfl_service_handle = NULL;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+	return exit_code;
+}
+
+static void WINAPI
+sfl_service_main(DWORD argc, LPWSTR *argv)
+{
+	SERVICE_STATUS_HANDLE handle;
+
+	/* start parameters from the SCM are ignored: the command line in ImagePath configures us */
+	(void)argc;
+	(void)argv;
+	handle = RegisterServiceCtrlHandlerExW(sfl_service_name, sfl_service_win32_control_handler,
+					       NULL);
+	if (handle == NULL) {
+		sfl_service_exit_code = 1;
+		return;
+	}
+	sfl_service_exit_code =
+		sfl_service_win32_serve(handle, sfl_service_main_func, sfl_service_argc,
+					sfl_service_argv, sfl_service_user_data);
+}
+
+static int
+sfl_service_run_console(SflPlatformMainFunc main_func, int argc, char **argv, void *user_data)
+{
+	BOOL installed;
+	int exit_code;
+
+	sfl_service_console_done = CreateEventW(NULL, TRUE, FALSE, NULL);
+	installed = SetConsoleCtrlHandler(sfl_service_win32_console_handler, TRUE);
+	exit_code = main_func(argc, argv, user_data);
+	if (sfl_service_console_done != NULL)
+		SetEvent(sfl_service_console_done);
+	if (installed)
+		SetConsoleCtrlHandler(sfl_service_win32_console_handler, FALSE);
+	/* a close handler may still be waiting on the event; the process exit reclaims it */
+	return exit_code;
+}
+
+int
+sfl_platform_service_run(const char *name, SflPlatformMainFunc main_func, int argc, char **argv,
+			 void *user_data)
+{
+	SERVICE_TABLE_ENTRYW table[2];
+
+	if (name == NULL || main_func == NULL)
+		return 1;
+	if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, name, -1, sfl_service_name,
+				SFL_SERVICE_NAME_MAX) == 0)
+		return 1;
+	sfl_service_main_func = main_func;
+	sfl_service_argc = argc;
+	sfl_service_argv = argv;
+	sfl_service_user_data = user_data;
+	sfl_service_exit_code = 1;
+
+	memset(table, 0, sizeof(table));
+	table[0].lpServiceName = sfl_service_name;
+	table[0].lpServiceProc = sfl_service_main;
+	if (StartServiceCtrlDispatcherW(table))
+		return sfl_service_exit_code;
+	/* started from a console, a script or a test rather than by the SCM */
+	if (GetLastError() == ERROR_FAILED_SERVICE_CONTROLLER_CONNECT)
+		return sfl_service_run_console(main_func, argc, argv, user_data);
+	return 1;
+}
+
+void
+sfl_platform_set_stop_handler(SflPlatformStopFunc func, void *user_data)
+{
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_service_stop_func = func;
+	sfl_service_stop_data = func != NULL ? user_data : NULL;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+}
+
+/* one line of a notification; only READY=1 and STOPPING=1 mean anything to the SCM */
+static BOOL
+sfl_service_notify_line_locked(const char *line, size_t len)
+{
+	SflScmStatus st;
+	bool report = false;
+
+	if (len == strlen("READY=1") && strncmp(line, "READY=1", len) == 0)
+		report = sfl_scm_ready(&sfl_service_scm, &st);
+	else if (len == strlen("STOPPING=1") && strncmp(line, "STOPPING=1", len) == 0)
+		report = sfl_scm_stopping(&sfl_service_scm, &st);
+	if (!report)
+		return TRUE;
+	return sfl_service_report_locked(&st);
+}
+
+SflPlatformStatus
+sfl_platform_notify(const char *state, SflPlatformError *error)
+{
+	const char *line;
+	bool failed = false;
+	DWORD failure = 0;
+
+	if (state == NULL || state[0] == '\0') {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_INVALID;
+			error->os_code = 0;
+			snprintf(error->message, sizeof(error->message),
+				 "empty service-manager notification");
+		}
+		return SFL_PLATFORM_ERR_INVALID;
+	}
+
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	/* console mode: nobody to tell, like POSIX without $NOTIFY_SOCKET */
+	if (sfl_service_handle != NULL) {
+		line = state;
+		while (*line != '\0') {
+			const char *end = strchr(line, '\n');
+			size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+
+			if (!sfl_service_notify_line_locked(line, len) && !failed) {
+				failure = GetLastError();
+				failed = true;
+			}
+			line += len;
+			if (*line == '\n')
+				line++;
+		}
+	}
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+
+	if (failed) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_IO;
+			error->os_code = (int)failure;
+			snprintf(error->message, sizeof(error->message),
+				 "SetServiceStatus failed: error %lu", (unsigned long)failure);
+		}
+		return SFL_PLATFORM_ERR_IO;
+	}
+	return SFL_PLATFORM_OK;
+}
+
+uint64_t
+sfl_platform_watchdog_usec(void)
+{
+	/* the SCM has no watchdog; recovery actions cover a crashed service */
+	return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflApp"
+
+#include "config.h"
+
+#include "sfl-app.h"
+
+#include "sfl-error.h"
+#include "sfl-file-store.h"
+
+/**
+ * sfl_app_store_wants_exclusive:
+ * @config: the configuration
+ *
+ * Without a coordinator the file store's lock is what keeps a second instance away; under a
+ * coordinator the lease does that job, and a process-lifetime lock would stop a promoted
+ * standby from ever writing.
+ *
+ * Returns: whether the daemon holds the state file's lock
+ */
+gboolean
+sfl_app_store_wants_exclusive(const SflConfig *config)
+{
+	return config->data.coordinate.type == SFL_COORDINATE_NOOP &&
+	       config->data.state.store == SFL_STATE_STORE_FILE;
+}
+
+/**
+ * sfl_app_build_store:
+ * @config: the configuration
+ * @exclusive: hold the file store's lock (see sfl_app_store_wants_exclusive())
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): the configured checkpoint store, not yet opened
+ */
+SflCheckpointStore *
+sfl_app_build_store(const SflConfig *config, gboolean exclusive, GError **error)
+{
+	const SflStateConfig *state = &config->data.state;
+
+	switch ((SflStateStoreKind)state->store) {
+	case SFL_STATE_STORE_FILE:
+		return sfl_file_store_new(state->file.path, exclusive);
+	case SFL_STATE_STORE_S3:
+	case SFL_STATE_STORE_GCS:
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+			    "state.store: '%s' is not available in this build yet; use 'file'",
+			    sfl_config_enum_name("state.store", state->store));
+		return NULL;
+	}
+	g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INTERNAL, "unknown state.store");
+	return NULL;
+}

@@ -1,0 +1,20 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include "sfl-checkpoint-store.h"
+#include "sfl-config.h"
+
+G_BEGIN_DECLS
+
+/*
+ * The composition root: the only place that turns configuration into concrete types.
+ */
+
+SflCheckpointStore *sfl_app_build_store(const SflConfig *config, gboolean exclusive,
+					GError **error) G_GNUC_WARN_UNUSED_RESULT;
+gboolean sfl_app_store_wants_exclusive(const SflConfig *config);
+
+G_END_DECLS

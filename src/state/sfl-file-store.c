@@ -1,0 +1,309 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflFileStore"
+
+#include "config.h"
+
+#include "sfl-file-store.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+
+#include "sfl-error.h"
+#include "sfl-file-store-private.h"
+#include "sfl-platform-glib.h"
+#include "sfl-platform.h"
+#include "sfl-store-merge.h"
+
+struct _SflFileStore {
+	SflCheckpointStore parent_instance;
+	gchar *path;
+	gboolean exclusive;
+	SflPlatformLock *lock;
+	SflStateDoc *cache; /* worker thread only */
+	gint writes;	    /* atomic: read by tests from the main thread */
+};
+
+G_DEFINE_TYPE(SflFileStore, sfl_file_store, SFL_TYPE_CHECKPOINT_STORE)
+
+/**
+ * sfl_file_store_lock_path:
+ * @path: a state file path
+ *
+ * Returns: (transfer full): the lock file guarding it in exclusive mode
+ */
+gchar *
+sfl_file_store_lock_path(const gchar *path)
+{
+	return g_strconcat(path, ".lock", NULL);
+}
+
+/* absent is an empty document; unreadable or corrupt is an error, never an empty document */
+static SflStateDoc *
+sfl_file_store_read_fresh(SflFileStore *self, GError **error)
+{
+	SflPlatformError perr = { 0 };
+	g_autofree gchar *data = NULL;
+	gsize len = 0;
+	SflPlatformStatus status;
+	g_autoptr(GError) local = NULL;
+	g_autoptr(SflStateDoc) doc = NULL;
+	guint64 epoch = 0;
+
+	status = sfl_platform_read_file(self->path, SFL_FILE_STORE_MAX_BYTES, &data, &len, &perr);
+	if (status == SFL_PLATFORM_ERR_NOT_FOUND)
+		return sfl_state_doc_new();
+	if (!sfl_platform_to_gerror(status, &perr, &local)) {
+		g_set_error(error, SFL_ERROR,
+			    status == SFL_PLATFORM_ERR_TOO_LARGE ? SFL_ERROR_CORRUPT
+								 : SFL_ERROR_TRANSIENT,
+			    "cannot read state file: %s", local->message);
+		return NULL;
+	}
+	doc = sfl_state_doc_parse(data, len, self->path, error);
+	if (doc == NULL)
+		return NULL;
+	/* the fence is part of the document's integrity: a garbled epoch is corruption too */
+	sfl_state_doc_get_epoch(doc, &epoch, &local);
+	if (local != NULL) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CORRUPT, "%s is corrupt: %s", self->path,
+			    local->message);
+		return NULL;
+	}
+	return g_steal_pointer(&doc);
+}
+
+static SflStateDoc *
+sfl_file_store_cached(SflFileStore *self, GError **error)
+{
+	if (self->cache == NULL)
+		self->cache = sfl_file_store_read_fresh(self, error);
+	return self->cache;
+}
+
+static gboolean
+sfl_file_store_write(SflFileStore *self, const SflStateDoc *doc, GError **error)
+{
+	SflPlatformError perr = { 0 };
+	g_autofree gchar *text = NULL;
+	gsize len = 0;
+	g_autoptr(GError) local = NULL;
+
+	text = sfl_state_doc_serialize(doc, &len);
+	if (!sfl_platform_to_gerror(sfl_platform_replace_file(self->path, text, len, &perr), &perr,
+				    &local)) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "cannot write state file: %s",
+			    local->message);
+		return FALSE;
+	}
+	g_atomic_int_inc(&self->writes);
+	return TRUE;
+}
+
+static gboolean
+sfl_file_store_open(SflCheckpointStore *store, GCancellable *cancellable, GError **error)
+{
+	SflFileStore *self = SFL_FILE_STORE(store);
+	g_autofree gchar *dir = g_path_get_dirname(self->path);
+
+	if (g_mkdir_with_parents(dir, 0700) != 0) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+			    "cannot create state directory %s: %s", dir, g_strerror(errno));
+		return FALSE;
+	}
+	if (self->exclusive && self->lock == NULL) {
+		g_autofree gchar *lock_path = sfl_file_store_lock_path(self->path);
+		SflPlatformError perr = { 0 };
+		gint64 holder = 0;
+		SflPlatformStatus status =
+			sfl_platform_lock_acquire(lock_path, &self->lock, &holder, &perr);
+		if (status == SFL_PLATFORM_ERR_BUSY) {
+			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+				    "state file %s is in use by another sf2loki (%s); stop it, or "
+				    "run replicas under a coordinator",
+				    self->path, perr.message);
+			return FALSE;
+		}
+		if (!sfl_platform_to_gerror(status, &perr, error))
+			return FALSE;
+	}
+	/* a corrupt or unreadable file stops startup here, before any source runs */
+	g_clear_pointer(&self->cache, sfl_state_doc_free);
+	if (sfl_file_store_cached(self, error) == NULL)
+		return FALSE;
+	/* a standby may lead much later: under a coordinator, read again on first use */
+	if (!self->exclusive)
+		g_clear_pointer(&self->cache, sfl_state_doc_free);
+	return TRUE;
+}
+
+static gchar *
+sfl_file_store_load(SflCheckpointStore *store, const gchar *key, GCancellable *cancellable,
+		    GError **error)
+{
+	SflFileStore *self = SFL_FILE_STORE(store);
+	SflStateDoc *doc = sfl_file_store_cached(self, error);
+	if (doc == NULL)
+		return NULL;
+	return g_strdup(sfl_state_doc_get(doc, key));
+}
+
+/* exclusive mode owns the file and can trust its cache; otherwise only a fresh read counts */
+static gboolean
+sfl_file_store_apply(SflFileStore *self, const SflStateDoc *items, const gchar *delete_key,
+		     const SflStoreWriter *writer, GError **error)
+{
+	g_autoptr(SflStateDoc) doc = NULL;
+
+	if (self->exclusive) {
+		SflStateDoc *cached = sfl_file_store_cached(self, error);
+		if (cached == NULL)
+			return FALSE;
+		doc = sfl_state_doc_copy(cached);
+	} else {
+		doc = sfl_file_store_read_fresh(self, error);
+		if (doc == NULL)
+			return FALSE;
+	}
+	if (delete_key != NULL && items == NULL && sfl_state_doc_get(doc, delete_key) == NULL &&
+	    !writer->have_epoch) {
+		/* nothing to remove and no epoch to record */
+		g_clear_pointer(&self->cache, sfl_state_doc_free);
+		self->cache = g_steal_pointer(&doc);
+		return TRUE;
+	}
+	if (!sfl_store_apply_write(doc, items, delete_key, writer, self->path, error))
+		return FALSE;
+	if (!sfl_file_store_write(self, doc, error))
+		return FALSE;
+	g_clear_pointer(&self->cache, sfl_state_doc_free);
+	self->cache = g_steal_pointer(&doc);
+	return TRUE;
+}
+
+static gboolean
+sfl_file_store_commit_many(SflCheckpointStore *store, const SflStateDoc *items,
+			   const SflStoreWriter *writer, GCancellable *cancellable, GError **error)
+{
+	return sfl_file_store_apply(SFL_FILE_STORE(store), items, NULL, writer, error);
+}
+
+static gboolean
+sfl_file_store_delete_key(SflCheckpointStore *store, const gchar *key, const SflStoreWriter *writer,
+			  GCancellable *cancellable, GError **error)
+{
+	return sfl_file_store_apply(SFL_FILE_STORE(store), NULL, key, writer, error);
+}
+
+static SflStateDoc *
+sfl_file_store_snapshot(SflCheckpointStore *store, GCancellable *cancellable, GError **error)
+{
+	SflFileStore *self = SFL_FILE_STORE(store);
+	SflStateDoc *cached;
+
+	if (!self->exclusive)
+		return sfl_file_store_read_fresh(self, error);
+	cached = sfl_file_store_cached(self, error);
+	return cached != NULL ? sfl_state_doc_copy(cached) : NULL;
+}
+
+static gboolean
+sfl_file_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present,
+			       GCancellable *cancellable, GError **error)
+{
+	SflFileStore *self = SFL_FILE_STORE(store);
+	g_autoptr(SflStateDoc) doc = sfl_file_store_read_fresh(self, error);
+	g_autoptr(GError) local = NULL;
+
+	*epoch = 0;
+	*present = FALSE;
+	if (doc == NULL)
+		return FALSE;
+	*present = sfl_state_doc_get_epoch(doc, epoch, &local);
+	if (local != NULL) {
+		g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", self->path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+sfl_file_store_reset(SflCheckpointStore *store)
+{
+	SflFileStore *self = SFL_FILE_STORE(store);
+	g_clear_pointer(&self->cache, sfl_state_doc_free);
+}
+
+static void
+sfl_file_store_close(SflCheckpointStore *store)
+{
+	SflFileStore *self = SFL_FILE_STORE(store);
+	g_clear_pointer(&self->lock, sfl_platform_lock_release);
+}
+
+static void
+sfl_file_store_finalize(GObject *object)
+{
+	SflFileStore *self = SFL_FILE_STORE(object);
+	G_OBJECT_CLASS(sfl_file_store_parent_class)->finalize(object);
+	g_clear_pointer(&self->cache, sfl_state_doc_free);
+	g_free(self->path);
+}
+
+static void
+sfl_file_store_class_init(SflFileStoreClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+	SflCheckpointStoreClass *store_class = SFL_CHECKPOINT_STORE_CLASS(klass);
+
+	object_class->finalize = sfl_file_store_finalize;
+	store_class->open = sfl_file_store_open;
+	store_class->load = sfl_file_store_load;
+	store_class->commit_many = sfl_file_store_commit_many;
+	store_class->delete_key = sfl_file_store_delete_key;
+	store_class->snapshot = sfl_file_store_snapshot;
+	store_class->persisted_epoch = sfl_file_store_persisted_epoch;
+	store_class->reset = sfl_file_store_reset;
+	store_class->close = sfl_file_store_close;
+}
+
+static void
+sfl_file_store_init(SflFileStore *self)
+{
+}
+
+/**
+ * sfl_file_store_new:
+ * @path: the state file
+ * @exclusive: hold <path>.lock for the store's lifetime (no coordinator)
+ *
+ * Nothing touches the disk until sfl_checkpoint_store_open_async().
+ *
+ * Returns: (transfer full): the store
+ */
+SflCheckpointStore *
+sfl_file_store_new(const gchar *path, gboolean exclusive)
+{
+	SflFileStore *self;
+
+	g_return_val_if_fail(path != NULL && path[0] != '\0', NULL);
+	self = g_object_new(SFL_TYPE_FILE_STORE, NULL);
+	self->path = g_strdup(path);
+	self->exclusive = exclusive;
+	return SFL_CHECKPOINT_STORE(self);
+}
+
+const gchar *
+sfl_file_store_get_path(SflFileStore *self)
+{
+	g_return_val_if_fail(SFL_IS_FILE_STORE(self), NULL);
+	return self->path;
+}
+
+guint
+sfl_file_store_get_write_count(SflFileStore *self)
+{
+	return (guint)g_atomic_int_get(&self->writes);
+}

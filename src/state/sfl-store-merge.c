@@ -1,0 +1,61 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflStoreMerge"
+
+#include "config.h"
+
+#include "sfl-store-merge.h"
+
+#include "sfl-error.h"
+
+/**
+ * sfl_store_apply_write:
+ * @fresh: the document as just read from storage; modified in place
+ * @items: (nullable): keys to set
+ * @delete_key: (nullable): a key to remove
+ * @writer: the writer's epoch, sampled when the write was dispatched
+ * @origin: the storage's name, for messages
+ * @error: return location for an error
+ *
+ * The fencing rule shared by every store that keeps an epoch: a writer whose epoch is below
+ * the recorded one is a stale leader and is rejected before anything changes; otherwise only
+ * the written keys change (never a rewrite of other keys from someone's cache) and the
+ * writer's epoch is recorded.
+ *
+ * Returns: %TRUE when @fresh now holds the document to write
+ */
+gboolean
+sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar *delete_key,
+		      const SflStoreWriter *writer, const gchar *origin, GError **error)
+{
+	guint64 stored = 0;
+	g_autoptr(GError) local = NULL;
+	gboolean have_stored = sfl_state_doc_get_epoch(fresh, &stored, &local);
+
+	if (local != NULL) {
+		g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
+		return FALSE;
+	}
+	if (writer->have_epoch && have_stored && stored > writer->epoch) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_FENCED,
+			    "stale leader (epoch %" G_GUINT64_FORMAT ") rejected: %s was already "
+			    "advanced to epoch %" G_GUINT64_FORMAT " by a newer leader",
+			    writer->epoch, origin, stored);
+		return FALSE;
+	}
+	if (items != NULL) {
+		for (guint i = 0; i < sfl_state_doc_size(items); i++) {
+			const gchar *key = sfl_state_doc_key_at(items, i);
+			sfl_state_doc_set(fresh, key, sfl_state_doc_get(items, key));
+		}
+	}
+	if (delete_key != NULL)
+		sfl_state_doc_remove(fresh, delete_key);
+	if (writer->have_epoch && (!have_stored || writer->epoch > stored)) {
+		g_autofree gchar *text = g_strdup_printf("%" G_GUINT64_FORMAT, writer->epoch);
+		sfl_state_doc_set(fresh, SFL_STATE_KEY_FENCE_EPOCH, text);
+	}
+	return TRUE;
+}

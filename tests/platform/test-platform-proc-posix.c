@@ -1,0 +1,216 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/* POSIX helpers for the platform contract tests */
+
+#include "test-platform-proc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct TpChild {
+	pid_t pid;
+};
+
+static char tp_self[PATH_MAX];
+
+void
+tp_proc_init(int argc, char **argv)
+{
+	/* resolve now: a relative argv[0] would break if a test changed directory later */
+	if (argc < 1 || realpath(argv[0], tp_self) == NULL)
+		snprintf(tp_self, sizeof(tp_self), "%s", argc >= 1 ? argv[0] : "");
+}
+
+TpChild *
+tp_child_spawn(const char *const *args)
+{
+	char *argv[32];
+	size_t n = 0;
+	TpChild *child;
+
+	argv[n++] = tp_self;
+	while (args[n - 1] != NULL && n < sizeof(argv) / sizeof(argv[0]) - 1) {
+		/* execv's prototype predates const; the strings are not modified */
+		argv[n] = (char *)args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	child = calloc(1, sizeof(*child));
+	if (child == NULL)
+		return NULL;
+	/* the suite is single-threaded, so fork + exec is safe and inherits the environment */
+	fflush(NULL);
+	child->pid = fork();
+	if (child->pid < 0) {
+		fprintf(stderr, "# fork: %s\n", strerror(errno));
+		free(child);
+		return NULL;
+	}
+	if (child->pid == 0) {
+		execv(tp_self, argv);
+		_exit(127);
+	}
+	return child;
+}
+
+int64_t
+tp_child_pid(const TpChild *child)
+{
+	return (int64_t)child->pid;
+}
+
+bool
+tp_child_kill(TpChild *child)
+{
+	return kill(child->pid, SIGKILL) == 0;
+}
+
+int
+tp_child_wait(TpChild *child)
+{
+	int status = 0;
+	pid_t rc;
+
+	do {
+		rc = waitpid(child->pid, &status, 0);
+	} while (rc < 0 && errno == EINTR);
+	free(child);
+	if (rc < 0)
+		return -1;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return -1;
+}
+
+char *
+tp_make_temp_dir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char path[PATH_MAX];
+
+	if (base == NULL || base[0] == '\0')
+		base = "/tmp";
+	snprintf(path, sizeof(path), "%s/sfl-test-platform.XXXXXX", base);
+	if (mkdtemp(path) == NULL)
+		return NULL;
+	return strdup(path);
+}
+
+bool
+tp_remove_tree(const char *path)
+{
+	struct stat st;
+	struct dirent *ent;
+	bool ok = true;
+	DIR *d;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) == 0;
+	/* a test may have removed our own permissions on the directory */
+	chmod(path, 0700);
+	d = opendir(path);
+	if (d == NULL)
+		return false;
+	while ((ent = readdir(d)) != NULL) {
+		char child[PATH_MAX];
+
+		if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+			continue;
+		snprintf(child, sizeof(child), "%s/%s", path, ent->d_name);
+		ok = tp_remove_tree(child) && ok;
+	}
+	closedir(d);
+	return rmdir(path) == 0 && ok;
+}
+
+bool
+tp_make_dir(const char *path)
+{
+	return mkdir(path, 0700) == 0;
+}
+
+bool
+tp_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+int
+tp_count_entries(const char *dir, const char *substring)
+{
+	struct dirent *ent;
+	int count = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (d == NULL)
+		return -1;
+	while ((ent = readdir(d)) != NULL) {
+		if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+			continue;
+		if (strstr(ent->d_name, substring) != NULL)
+			count++;
+	}
+	closedir(d);
+	return count;
+}
+
+int
+tp_file_mode(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return -1;
+	return (int)(st.st_mode & 07777);
+}
+
+bool
+tp_make_unreadable(const char *path, const char **skip_reason)
+{
+	if (geteuid() == 0) {
+		*skip_reason = "running as root, which ignores permission bits";
+		return false;
+	}
+	if (chmod(path, 0) != 0) {
+		*skip_reason = "chmod failed";
+		return false;
+	}
+	return true;
+}
+
+bool
+tp_set_env(const char *name, const char *value)
+{
+	if (value == NULL)
+		return unsetenv(name) == 0;
+	return setenv(name, value, 1) == 0;
+}
+
+void
+tp_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+}

@@ -1,0 +1,794 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTestStore"
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sfl-error.h"
+#include "sfl-file-store-private.h"
+#include "sfl-memory-store.h"
+
+/*
+ * The checkpoint-store contract, run against every implementation, then the file store's own
+ * duties (lock, corrupt and unreadable files, format, crash safety).
+ */
+
+typedef enum {
+	KIND_MEMORY,
+	KIND_FILE,
+} StoreKind;
+
+typedef struct {
+	StoreKind kind;
+	gchar *tmpdir;
+	gchar *path;
+	SflMemoryBacking *backing;
+	GPtrArray *stores; /* opened by fixture_store(), unreffed in teardown */
+} Fixture;
+
+/* --- running async calls to completion ----------------------------------------------------- */
+
+typedef struct {
+	GAsyncResult *result;
+} Wait;
+
+static void
+wait_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	Wait *w = user_data;
+	w->result = g_object_ref(result);
+}
+
+/* iterate the loop until the callback ran, or fail after a generous deadline */
+static GAsyncResult *
+wait_result(Wait *w)
+{
+	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+	while (w->result == NULL) {
+		if (g_get_monotonic_time() > deadline)
+			g_error("store operation did not complete within 30 s");
+		g_main_context_iteration(NULL, TRUE);
+	}
+	return w->result;
+}
+
+static gboolean
+store_open(SflCheckpointStore *store, GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_open_async(store, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_open_finish(store, r, error);
+}
+
+static gchar *
+store_load(SflCheckpointStore *store, const gchar *key, GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_load_async(store, key, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_load_finish(store, r, error);
+}
+
+static gboolean
+store_commit_flags(SflCheckpointStore *store, SflCheckpointStoreFlags flags, GError **error, ...)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	g_autoptr(SflStateDoc) items = sfl_state_doc_new();
+	va_list args;
+	const gchar *key;
+
+	va_start(args, error);
+	while ((key = va_arg(args, const gchar *)) != NULL)
+		sfl_state_doc_set(items, key, va_arg(args, const gchar *));
+	va_end(args);
+	sfl_checkpoint_store_commit_many_async(store, items, flags, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_commit_many_finish(store, r, error);
+}
+
+#define store_commit(store, error, ...)                                                            \
+	store_commit_flags(store, SFL_CHECKPOINT_STORE_NONE, error, __VA_ARGS__, NULL)
+
+static gboolean
+store_delete(SflCheckpointStore *store, const gchar *key, GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_delete_async(store, key, SFL_CHECKPOINT_STORE_NONE, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_delete_finish(store, r, error);
+}
+
+static GPtrArray *
+store_list(SflCheckpointStore *store, GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_list_async(store, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_list_finish(store, r, error);
+}
+
+static SflStateDoc *
+store_snapshot(SflCheckpointStore *store, GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_snapshot_async(store, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_snapshot_finish(store, r, error);
+}
+
+static gboolean
+store_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present, GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_persisted_epoch_async(store, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_persisted_epoch_finish(store, r, epoch, present, error);
+}
+
+/* --- fixture ------------------------------------------------------------------------------- */
+
+static void
+fixture_setup(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	fx->kind = GPOINTER_TO_INT(data);
+	fx->tmpdir = g_dir_make_tmp("sfl-test-store-XXXXXX", &error);
+	g_assert_no_error(error);
+	fx->path = g_build_filename(fx->tmpdir, "state", "state.json", NULL);
+	fx->backing = sfl_memory_backing_new();
+	fx->stores = g_ptr_array_new_with_free_func(g_object_unref);
+}
+
+static void
+rm_rf(const gchar *path)
+{
+	g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
+	const gchar *name;
+	if (dir == NULL) {
+		g_unlink(path);
+		return;
+	}
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		g_autofree gchar *child = g_build_filename(path, name, NULL);
+		g_chmod(child, 0700);
+		rm_rf(child);
+	}
+	g_rmdir(path);
+}
+
+static void
+fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	g_ptr_array_unref(fx->stores);
+	/* let finished worker tasks drop their references */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	sfl_memory_backing_unref(fx->backing);
+	rm_rf(fx->tmpdir);
+	g_free(fx->tmpdir);
+	g_free(fx->path);
+}
+
+/* a coordinated-mode store on the fixture's storage (a second call plays a second replica) */
+static SflCheckpointStore *
+fixture_store(Fixture *fx)
+{
+	g_autoptr(GError) error = NULL;
+	SflCheckpointStore *store = fx->kind == KIND_FILE ? sfl_file_store_new(fx->path, FALSE)
+							  : sfl_memory_store_new(fx->backing);
+	g_assert_true(store_open(store, &error));
+	g_assert_no_error(error);
+	g_ptr_array_add(fx->stores, store);
+	return store;
+}
+
+static guint
+fixture_writes(Fixture *fx, SflCheckpointStore *store)
+{
+	if (fx->kind == KIND_FILE)
+		return sfl_file_store_get_write_count(SFL_FILE_STORE(store));
+	return sfl_memory_backing_get_write_count(fx->backing);
+}
+
+static gboolean
+epoch_is(gpointer user_data, guint64 *epoch)
+{
+	*epoch = *(guint64 *)user_data;
+	return TRUE;
+}
+
+static gboolean
+fence_is(gpointer user_data)
+{
+	return *(gboolean *)user_data;
+}
+
+/* --- the contract --------------------------------------------------------------------------- */
+
+static void
+test_basic(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *absent = store_load(store, "pubsub:/event/A", &error);
+	g_autofree gchar *a = NULL;
+	g_autofree gchar *gone = NULL;
+	g_autoptr(GPtrArray) keys = NULL;
+	g_autoptr(GPtrArray) keys2 = NULL;
+
+	g_assert_no_error(error);
+	g_assert_null(absent);
+	g_assert_true(store_commit(store, &error, "pubsub:/event/A", "AAA=", "eventlogfile:Login",
+				   "{\"ids\": []}"));
+	g_assert_no_error(error);
+	a = store_load(store, "pubsub:/event/A", &error);
+	g_assert_cmpstr(a, ==, "AAA=");
+	keys = store_list(store, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(keys->len, ==, 2);
+	g_assert_cmpstr(g_ptr_array_index(keys, 0), ==, "eventlogfile:Login");
+	g_assert_true(store_delete(store, "pubsub:/event/A", &error));
+	g_assert_no_error(error);
+	gone = store_load(store, "pubsub:/event/A", &error);
+	g_assert_null(gone);
+	/* deleting what is not there succeeds */
+	g_assert_true(store_delete(store, "pubsub:/event/A", &error));
+	keys2 = store_list(store, &error);
+	g_assert_cmpuint(keys2->len, ==, 1);
+}
+
+static void
+test_one_write_per_commit(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(SflStateDoc) items = sfl_state_doc_new();
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) keys = NULL;
+	g_autofree gchar *v = NULL;
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	guint before = fixture_writes(fx, store);
+
+	for (guint i = 0; i < 10000; i++) {
+		g_autofree gchar *key = g_strdup_printf("eventlog_objects:Obj%05u", i);
+		g_autofree gchar *value = g_strdup_printf("2026-11-30T00:00:%02u.000Z", i % 60);
+		sfl_state_doc_set(items, key, value);
+	}
+	sfl_checkpoint_store_commit_many_async(store, items, SFL_CHECKPOINT_STORE_NONE, NULL,
+					       wait_cb, &w);
+	r = wait_result(&w);
+	g_assert_true(sfl_checkpoint_store_commit_many_finish(store, r, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(fixture_writes(fx, store) - before, ==, 1);
+	keys = store_list(store, &error);
+	g_assert_cmpuint(keys->len, ==, 10000);
+	v = store_load(store, "eventlog_objects:Obj09999", &error);
+	g_assert_cmpstr(v, ==, "2026-11-30T00:00:39.000Z");
+}
+
+static void
+test_reserved_hidden(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *v = NULL;
+	g_autoptr(GPtrArray) keys = NULL;
+	g_autoptr(SflStateDoc) snap = NULL;
+	guint before = fixture_writes(fx, store);
+
+	v = store_load(store, SFL_STATE_KEY_FENCE_EPOCH, &error);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INTERNAL);
+	g_assert_null(v);
+	g_clear_error(&error);
+	g_assert_false(store_commit(store, &error, "a", "1", SFL_STATE_KEY_FENCE_EPOCH, "99"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INTERNAL);
+	g_clear_error(&error);
+	g_assert_cmpuint(fixture_writes(fx, store), ==, before);
+
+	g_assert_true(store_commit_flags(store, SFL_CHECKPOINT_STORE_FORCE, &error, "a", "1",
+					 SFL_STATE_KEY_FENCE_EPOCH, "3", NULL));
+	g_assert_no_error(error);
+	keys = store_list(store, &error);
+	g_assert_cmpuint(keys->len, ==, 1);
+	g_assert_cmpstr(g_ptr_array_index(keys, 0), ==, "a");
+	snap = store_snapshot(store, &error);
+	g_assert_cmpstr(sfl_state_doc_get(snap, SFL_STATE_KEY_FENCE_EPOCH), ==, "3");
+}
+
+static void
+test_epoch_fence(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	SflCheckpointStore *other = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflStateDoc) before_doc = NULL;
+	g_autoptr(SflStateDoc) after_doc = NULL;
+	g_autofree gchar *k = NULL;
+	guint64 mine = 6;
+	guint64 stored = 0;
+	gboolean present = FALSE;
+	guint writes;
+
+	/* the newer leader recorded epoch 7 */
+	g_assert_true(store_commit_flags(other, SFL_CHECKPOINT_STORE_FORCE, &error, "k", "new",
+					 SFL_STATE_KEY_FENCE_EPOCH, "7", NULL));
+	g_assert_no_error(error);
+	before_doc = store_snapshot(other, &error);
+
+	sfl_checkpoint_store_set_epoch(store, epoch_is, &mine, NULL);
+	writes = fixture_writes(fx, store);
+	g_assert_false(store_commit(store, &error, "k", "stale"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	g_assert_nonnull(strstr(error->message, "epoch 6"));
+	g_assert_nonnull(strstr(error->message, "epoch 7"));
+	g_clear_error(&error);
+	/* delete is fenced the same way */
+	g_assert_false(store_delete(store, "k", &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	g_clear_error(&error);
+	g_assert_cmpuint(fixture_writes(fx, store), ==, writes);
+	after_doc = store_snapshot(other, &error);
+	g_assert_true(sfl_state_doc_equal(before_doc, after_doc));
+
+	/* a newer writer wins and its epoch is recorded */
+	mine = 8;
+	g_assert_true(store_commit(store, &error, "k", "eight"));
+	g_assert_no_error(error);
+	g_assert_true(store_epoch(other, &stored, &present, &error));
+	g_assert_true(present);
+	g_assert_cmpuint(stored, ==, 8);
+	k = store_load(store, "k", &error);
+	g_assert_cmpstr(k, ==, "eight");
+}
+
+static void
+test_fence_check(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	gboolean leader = TRUE;
+	guint writes;
+
+	sfl_checkpoint_store_set_fence(store, fence_is, &leader, NULL);
+	g_assert_true(store_commit(store, &error, "k", "1"));
+	leader = FALSE;
+	writes = fixture_writes(fx, store);
+	g_assert_false(store_commit(store, &error, "k", "2"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	g_clear_error(&error);
+	g_assert_false(store_delete(store, "k", &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	g_assert_cmpuint(fixture_writes(fx, store), ==, writes);
+}
+
+static void
+test_persisted_epoch_fresh(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *reader = fixture_store(fx);
+	SflCheckpointStore *writer = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	guint64 epoch = 99;
+	gboolean present = TRUE;
+	guint64 w_epoch = 5;
+
+	g_assert_true(store_epoch(reader, &epoch, &present, &error));
+	g_assert_false(present);
+	sfl_checkpoint_store_set_epoch(writer, epoch_is, &w_epoch, NULL);
+	g_assert_true(store_commit(writer, &error, "x", "1"));
+	/* no reset in between: the epoch is read from storage, not a cache */
+	g_assert_true(store_epoch(reader, &epoch, &present, &error));
+	g_assert_true(present);
+	g_assert_cmpuint(epoch, ==, 5);
+}
+
+static void
+test_stale_writer_never_reverts(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *stale = fixture_store(fx);
+	SflCheckpointStore *leader = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflStateDoc) doc = NULL;
+	g_autofree gchar *warm = NULL;
+	guint64 stale_epoch = 1;
+	guint64 leader_epoch = 2;
+
+	/* both replicas have read the document, so both caches hold A=old, B=old */
+	g_assert_true(store_commit(stale, &error, "A", "old", "B", "old"));
+	warm = store_load(stale, "A", &error);
+	g_free(store_load(leader, "A", &error));
+
+	sfl_checkpoint_store_set_epoch(leader, epoch_is, &leader_epoch, NULL);
+	g_assert_true(store_commit(leader, &error, "A", "new", "B", "new"));
+	g_assert_no_error(error);
+
+	/* with its epoch, the stale replica is fenced */
+	sfl_checkpoint_store_set_epoch(stale, epoch_is, &stale_epoch, NULL);
+	g_assert_false(store_commit(stale, &error, "C", "stale"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	g_clear_error(&error);
+
+	/* without any epoch, its write still merges into the fresh document */
+	sfl_checkpoint_store_set_epoch(stale, NULL, NULL, NULL);
+	g_assert_true(store_commit(stale, &error, "C", "stale"));
+	g_assert_no_error(error);
+
+	doc = store_snapshot(leader, &error);
+	g_assert_cmpstr(sfl_state_doc_get(doc, "A"), ==, "new");
+	g_assert_cmpstr(sfl_state_doc_get(doc, "B"), ==, "new");
+	g_assert_cmpstr(sfl_state_doc_get(doc, "C"), ==, "stale");
+	g_assert_cmpstr(sfl_state_doc_get(doc, SFL_STATE_KEY_FENCE_EPOCH), ==, "2");
+}
+
+static void
+test_reset_rereads(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *a = fixture_store(fx);
+	SflCheckpointStore *b = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *v1 = NULL;
+	g_autofree gchar *v2 = NULL;
+	g_autofree gchar *v3 = NULL;
+
+	g_assert_true(store_commit(a, &error, "k", "1"));
+	v1 = store_load(b, "k", &error);
+	g_assert_cmpstr(v1, ==, "1");
+	g_assert_true(store_commit(a, &error, "k", "2"));
+	/* b serves its cache until reset, as the demotion path relies on */
+	v2 = store_load(b, "k", &error);
+	g_assert_cmpstr(v2, ==, "1");
+	sfl_checkpoint_store_reset(b);
+	v3 = store_load(b, "k", &error);
+	g_assert_cmpstr(v3, ==, "2");
+}
+
+static void
+test_call_order(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(SflStateDoc) items = sfl_state_doc_new();
+	Wait wc = { 0 };
+	Wait wl = { 0 };
+	g_autoptr(GAsyncResult) rc = NULL;
+	g_autoptr(GAsyncResult) rl = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *v = NULL;
+
+	/* a load queued behind a commit sees the commit */
+	sfl_state_doc_set(items, "k", "queued");
+	sfl_checkpoint_store_commit_many_async(store, items, SFL_CHECKPOINT_STORE_NONE, NULL,
+					       wait_cb, &wc);
+	sfl_checkpoint_store_load_async(store, "k", NULL, wait_cb, &wl);
+	rl = wait_result(&wl);
+	rc = wait_result(&wc);
+	g_assert_true(sfl_checkpoint_store_commit_many_finish(store, rc, &error));
+	v = sfl_checkpoint_store_load_finish(store, rl, &error);
+	g_assert_cmpstr(v, ==, "queued");
+}
+
+static void
+test_cancelled(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(GCancellable) cancellable = g_cancellable_new();
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *v = NULL;
+
+	g_cancellable_cancel(cancellable);
+	sfl_checkpoint_store_load_async(store, "k", cancellable, wait_cb, &w);
+	r = wait_result(&w);
+	v = sfl_checkpoint_store_load_finish(store, r, &error);
+	g_assert_error(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+/* --- the file store's own duties ------------------------------------------------------------ */
+
+static gchar *
+read_text(const gchar *path)
+{
+	gchar *text = NULL;
+	g_autoptr(GError) error = NULL;
+	g_file_get_contents(path, &text, NULL, &error);
+	g_assert_no_error(error);
+	return text;
+}
+
+static void
+test_file_format(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *dir = g_path_get_dirname(fx->path);
+	GStatBuf st;
+
+	g_assert_true(
+		store_commit(store, &error, "b", "1", "a", "caf\xc3\xa9 \"q\"\n\xf0\x9f\x98\x80"));
+	text = read_text(fx->path);
+	/* byte for byte what Python's json.dumps writes: insertion order, ASCII escapes */
+	g_assert_cmpstr(text, ==,
+			"{\"b\": \"1\", \"a\": \"caf\\u00e9 \\\"q\\\"\\n\\ud83d\\ude00\"}");
+	g_assert_cmpint(g_stat(fx->path, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 0777, ==, 0600);
+	g_assert_cmpint(g_stat(dir, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 0777, ==, 0700);
+}
+
+static void
+test_file_reads_python_document(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *dir = g_path_get_dirname(fx->path);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *v = NULL;
+	SflCheckpointStore *store;
+
+	/* a document the original wrote, with an escaped non-ASCII value */
+	g_mkdir_with_parents(dir, 0700);
+	g_file_set_contents(
+		fx->path,
+		"{\"pubsub:/event/LoginEventStream\": \"AAAAAAAtR2A=\", "
+		"\"eventlog_objects:LoginEvent\": \"{\\\"ids\\\": [\\\"0Yw\\\"], "
+		"\\\"last_ts\\\": \\\"2026-11-29T10:00:00.000Z\\\"}\", \"x\": \"\\u00e9\"}",
+		-1, &error);
+	store = fixture_store(fx);
+	v = store_load(store, "x", &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(v, ==, "\xc3\xa9");
+}
+
+static void
+corrupt_case(Fixture *fx, const gchar *contents, const gchar *needle)
+{
+	g_autofree gchar *dir = g_path_get_dirname(fx->path);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCheckpointStore) store = NULL;
+	g_autofree gchar *after = NULL;
+	gboolean ok;
+
+	g_mkdir_with_parents(dir, 0700);
+	g_file_set_contents(fx->path, contents, -1, &error);
+	store = sfl_file_store_new(fx->path, FALSE);
+	ok = store_open(store, &error);
+	g_assert_false(ok);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CORRUPT);
+	g_assert_nonnull(strstr(error->message, fx->path));
+	if (strstr(error->message, needle) == NULL)
+		g_error("'%s' not in '%s'", needle, error->message);
+	g_clear_error(&error);
+	/* a write on top is refused too, and the file is left exactly as it was */
+	g_assert_false(store_commit(store, &error, "k", "v"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CORRUPT);
+	after = read_text(fx->path);
+	g_assert_cmpstr(after, ==, contents);
+}
+
+static void
+test_file_corrupt(Fixture *fx, gconstpointer data)
+{
+	corrupt_case(fx, "{\"a\": \"1\", \"b\": ", "at byte");
+	corrupt_case(fx, "[\"a\", \"b\"]", "an array, not a JSON object");
+	corrupt_case(fx, "{\"a\": 1}", "key 'a' is a number, not a string");
+	corrupt_case(fx, "{\"a\": \"\xff\"}", "invalid JSON");
+	corrupt_case(fx, "{\"__fence_epoch__\": \"seven\", \"a\": \"1\"}", "not a decimal integer");
+}
+
+static void
+test_file_directory_at_path(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCheckpointStore) store = NULL;
+
+	g_mkdir_with_parents(fx->path, 0700);
+	store = sfl_file_store_new(fx->path, FALSE);
+	g_assert_false(store_open(store, &error));
+	/* an I/O error, never an empty document */
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_nonnull(strstr(error->message, fx->path));
+	g_assert_true(g_file_test(fx->path, G_FILE_TEST_IS_DIR));
+}
+
+static void
+test_file_unreadable(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *dir = g_path_get_dirname(fx->path);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCheckpointStore) store = NULL;
+
+	if (geteuid() == 0) {
+		g_test_skip("root reads any file; the directory-at-path case covers I/O errors");
+		return;
+	}
+	g_mkdir_with_parents(dir, 0700);
+	g_file_set_contents(fx->path, "{\"a\": \"1\"}", -1, NULL);
+	g_chmod(fx->path, 0);
+	store = sfl_file_store_new(fx->path, FALSE);
+	g_assert_false(store_open(store, &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_nonnull(strstr(error->message, fx->path));
+}
+
+static void
+test_file_exclusive_lock(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCheckpointStore) first = sfl_file_store_new(fx->path, TRUE);
+	g_autoptr(SflCheckpointStore) second = sfl_file_store_new(fx->path, TRUE);
+	g_autoptr(SflCheckpointStore) third = NULL;
+	g_autofree gchar *pid = g_strdup_printf("%d", (int)getpid());
+	gpointer gone = NULL;
+	gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+
+	g_assert_true(store_open(first, &error));
+	g_assert_no_error(error);
+	g_assert_false(store_open(second, &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CONFLICT);
+	g_assert_nonnull(strstr(error->message, "state.json.lock"));
+	g_assert_nonnull(strstr(error->message, pid));
+	g_clear_error(&error);
+
+	/* the lock goes with the store; its last reference may be a worker's, dropped a bit later
+	 */
+	g_object_add_weak_pointer(G_OBJECT(first), (gpointer *)&gone);
+	gone = first;
+	g_clear_object(&first);
+	while (gone != NULL) {
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_main_context_iteration(NULL, FALSE);
+		g_thread_yield();
+	}
+	third = sfl_file_store_new(fx->path, TRUE);
+	g_assert_true(store_open(third, &error));
+	g_assert_no_error(error);
+}
+
+/* the child of the crash test: commit ten keys per write, forever, until killed */
+static int
+crash_child(const gchar *path)
+{
+	g_autoptr(SflCheckpointStore) store = sfl_file_store_new(path, TRUE);
+	g_autoptr(GError) error = NULL;
+
+	if (!store_open(store, &error)) {
+		g_printerr("child: %s\n", error->message);
+		return 3;
+	}
+	for (guint64 i = 0;; i++) {
+		g_autoptr(SflStateDoc) items = sfl_state_doc_new();
+		Wait w = { 0 };
+		g_autoptr(GAsyncResult) r = NULL;
+		g_autofree gchar *value = g_strdup_printf("v%" G_GUINT64_FORMAT, i);
+
+		for (guint k = 0; k < 10; k++) {
+			g_autofree gchar *key = g_strdup_printf("key%u", k);
+			sfl_state_doc_set(items, key, value);
+		}
+		sfl_checkpoint_store_commit_many_async(store, items, SFL_CHECKPOINT_STORE_NONE,
+						       NULL, wait_cb, &w);
+		r = wait_result(&w);
+		if (!sfl_checkpoint_store_commit_many_finish(store, r, &error)) {
+			g_printerr("child: %s\n", error->message);
+			return 4;
+		}
+		if (i == 0) {
+			/* tell the parent the first write is durable */
+			fputs("S", stdout);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
+
+static const gchar *self_exe;
+
+static void
+test_file_crash_safety(Fixture *fx, gconstpointer data)
+{
+	const guint kills = 60;
+	g_autoptr(GRand) rand = g_rand_new_with_seed(42);
+	g_autofree gchar *last_seen = NULL;
+
+	for (guint n = 0; n < kills; n++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(GSubprocess) child = NULL;
+		g_autoptr(SflStateDoc) doc = NULL;
+		g_autofree gchar *text = NULL;
+		gchar started = 0;
+		gsize len = 0;
+		const gchar *first;
+
+		child = g_subprocess_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, self_exe,
+					 "--crash-child", fx->path, NULL);
+		g_assert_no_error(error);
+		/* blocks until the child's first commit is durable (or it died: EOF) */
+		g_input_stream_read_all(g_subprocess_get_stdout_pipe(child), &started, 1, &len,
+					NULL, &error);
+		g_assert_no_error(error);
+		g_assert_cmpint(started, ==, 'S');
+		/* fault injection: let it keep writing for a random moment, then kill it */
+		g_usleep(g_rand_int_range(rand, 0, 20000));
+		g_subprocess_force_exit(child);
+		g_subprocess_wait(child, NULL, &error);
+		g_assert_no_error(error);
+		g_assert_true(g_subprocess_get_if_signaled(child));
+
+		g_assert_true(g_file_get_contents(fx->path, &text, &len, &error));
+		doc = sfl_state_doc_parse(text, len, fx->path, &error);
+		g_assert_no_error(error);
+		g_assert_cmpuint(sfl_state_doc_size(doc), ==, 10);
+		/* one commit_many is one write: every key carries the same committed value */
+		first = sfl_state_doc_get(doc, "key0");
+		g_assert_true(g_str_has_prefix(first, "v"));
+		for (guint k = 0; k < 10; k++) {
+			g_autofree gchar *key = g_strdup_printf("key%u", k);
+			g_assert_cmpstr(sfl_state_doc_get(doc, key), ==, first);
+		}
+		g_free(last_seen);
+		last_seen = g_strdup(first);
+	}
+	g_test_message("%u kills, last value %s", kills, last_seen);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct {
+		const gchar *name;
+		StoreKind kind;
+	} kinds[] = { { "memory", KIND_MEMORY }, { "file", KIND_FILE } };
+	const struct {
+		const gchar *name;
+		void (*func)(Fixture *, gconstpointer);
+	} contract[] = {
+		{ "basic", test_basic },
+		{ "one-write-per-commit", test_one_write_per_commit },
+		{ "reserved-hidden", test_reserved_hidden },
+		{ "epoch-fence", test_epoch_fence },
+		{ "fence-check", test_fence_check },
+		{ "persisted-epoch-fresh", test_persisted_epoch_fresh },
+		{ "stale-writer-never-reverts", test_stale_writer_never_reverts },
+		{ "reset-rereads", test_reset_rereads },
+		{ "call-order", test_call_order },
+		{ "cancelled", test_cancelled },
+	};
+
+	if (argc == 3 && g_str_equal(argv[1], "--crash-child"))
+		return crash_child(argv[2]);
+	self_exe = argv[0];
+
+	g_test_init(&argc, &argv, NULL);
+	for (gsize k = 0; k < G_N_ELEMENTS(kinds); k++) {
+		for (gsize c = 0; c < G_N_ELEMENTS(contract); c++) {
+			g_autofree gchar *path = g_strdup_printf("/sfl/store/%s/%s", kinds[k].name,
+								 contract[c].name);
+			g_test_add(path, Fixture, GINT_TO_POINTER(kinds[k].kind), fixture_setup,
+				   contract[c].func, fixture_teardown);
+		}
+	}
+#define FILE_TEST(name, func)                                                                      \
+	g_test_add("/sfl/store/file-only/" name, Fixture, GINT_TO_POINTER(KIND_FILE),              \
+		   fixture_setup, func, fixture_teardown)
+	FILE_TEST("format", test_file_format);
+	FILE_TEST("reads-python-document", test_file_reads_python_document);
+	FILE_TEST("corrupt", test_file_corrupt);
+	FILE_TEST("directory-at-path", test_file_directory_at_path);
+	FILE_TEST("unreadable", test_file_unreadable);
+	FILE_TEST("exclusive-lock", test_file_exclusive_lock);
+	FILE_TEST("crash-safety", test_file_crash_safety);
+	return g_test_run();
+}
