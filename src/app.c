@@ -10,6 +10,8 @@
 
 #include "sfl-error.h"
 #include "sfl-file-store.h"
+#include "sfl-noop-coordinator.h"
+#include "sfl-platform.h"
 
 /**
  * sfl_app_store_wants_exclusive:
@@ -52,5 +54,59 @@ sfl_app_build_store(const SflConfig *config, gboolean exclusive, GError **error)
 		return NULL;
 	}
 	g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INTERNAL, "unknown state.store");
+	return NULL;
+}
+
+/**
+ * sfl_app_coordinator_is_fenced:
+ * @config: the configuration
+ *
+ * Returns: whether the coordinator hands out epochs the store must fence with
+ */
+gboolean
+sfl_app_coordinator_is_fenced(const SflConfig *config)
+{
+	return config->data.coordinate.type != SFL_COORDINATE_NOOP;
+}
+
+/**
+ * sfl_app_default_holder:
+ *
+ * Returns: (transfer full): "<hostname>-<pid>", the identity when none is configured
+ */
+gchar *
+sfl_app_default_holder(void)
+{
+	gchar host[256] = "localhost";
+	SflPlatformError perr = { 0 };
+
+	if (sfl_platform_hostname(host, sizeof(host), &perr) != SFL_PLATFORM_OK)
+		g_warning("cannot read the hostname (%s); using 'localhost'", perr.message);
+	return g_strdup_printf("%s-%" G_GINT64_FORMAT, host, sfl_platform_pid());
+}
+
+/**
+ * sfl_app_build_coordinator:
+ * @config: the configuration
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): the configured coordinator, not yet running
+ */
+SflCoordinator *
+sfl_app_build_coordinator(const SflConfig *config, GError **error)
+{
+	const SflCoordinateConfig *c = &config->data.coordinate;
+	g_autofree gchar *holder = sfl_app_default_holder();
+
+	switch ((SflCoordinateKind)c->type) {
+	case SFL_COORDINATE_NOOP:
+		return sfl_noop_coordinator_new(holder);
+	case SFL_COORDINATE_FILE_LEASE:
+	case SFL_COORDINATE_K8S_LEASE:
+		break;
+	}
+	g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+		    "coordinate.type: '%s' is not available in this build yet; use 'noop'",
+		    sfl_config_enum_name("coordinate.type", c->type));
 	return NULL;
 }

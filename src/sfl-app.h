@@ -6,6 +6,7 @@
 
 #include "sfl-checkpoint-store.h"
 #include "sfl-config.h"
+#include "sfl-coordinator.h"
 
 G_BEGIN_DECLS
 
@@ -16,5 +17,10 @@ G_BEGIN_DECLS
 SflCheckpointStore *sfl_app_build_store(const SflConfig *config, gboolean exclusive,
 					GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_app_store_wants_exclusive(const SflConfig *config);
+
+SflCoordinator *
+sfl_app_build_coordinator(const SflConfig *config, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+gboolean sfl_app_coordinator_is_fenced(const SflConfig *config);
+gchar *sfl_app_default_holder(void) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 
 #include "sfl-log.h"
 #include "sfl-app.h"
+#include "sfl-leadership.h"
 #include "sfl-platform.h"
 #include "sfl-redact.h"
 
@@ -40,6 +41,7 @@ typedef struct {
 	GSource *watchdog_source;
 	GSource *os_stop_source; /* woken by stop requests from OS threads */
 	gint os_stop_requests;	 /* (atomic) */
+	SflLeadership *leadership;
 } SflRunner;
 
 static void
@@ -90,6 +92,19 @@ sfl_runner_grace_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
+static void
+sfl_runner_leadership_stopped_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!sfl_leadership_stop_finish(SFL_LEADERSHIP(source), result, &error))
+		g_warning("stopping leadership: %s", error->message);
+	runner->pending_stops--;
+	if (runner->pending_stops == 0 && runner->state == SFL_RUN_STATE_STOPPING)
+		sfl_runner_finish(runner, "stop requested");
+}
+
 static gboolean
 sfl_runner_stop_cb(gpointer user_data)
 {
@@ -106,6 +121,12 @@ sfl_runner_stop_cb(gpointer user_data)
 	runner->state = SFL_RUN_STATE_STOPPING;
 	g_message("stop requested; shutting down");
 	sfl_runner_notify("STOPPING=1\nSTATUS=stopping");
+	if (runner->leadership != NULL) {
+		/* gives up the lease (if held) after the run of this term stopped */
+		runner->pending_stops++;
+		sfl_leadership_stop_async(runner->leadership, sfl_runner_leadership_stopped_cb,
+					  runner);
+	}
 	if (runner->pending_stops == 0) {
 		sfl_runner_finish(runner, "stop requested");
 		return G_SOURCE_CONTINUE;
@@ -238,6 +259,26 @@ sfl_run_log_level(gint level)
 	return SFL_LOG_LEVEL_INFO;
 }
 
+/* one leadership term: the pipeline run starts and stops here as it arrives */
+static void
+sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
+{
+	g_message("leader: starting the pipeline run (no sources are configured yet)");
+}
+
+static void
+sfl_run_stop_term(SflLeadership *leadership, gpointer user_data)
+{
+	g_message("pipeline run stopped");
+}
+
+static void
+sfl_run_status_changed(SflLeadership *leadership, const gchar *status, gpointer user_data)
+{
+	g_autofree gchar *line = g_strdup_printf("STATUS=%s", status);
+	sfl_runner_notify(line);
+}
+
 static void
 sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 {
@@ -303,6 +344,8 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_autoptr(GPtrArray) stop_sources = NULL;
 	g_autoptr(GMainLoop) loop = NULL;
 	g_autoptr(SflCheckpointStore) store = NULL;
+	g_autoptr(SflCoordinator) coordinator = NULL;
+	g_autoptr(SflLeadership) leadership = NULL;
 
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -343,11 +386,26 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		return TRUE;
 	}
 
+	coordinator = sfl_app_build_coordinator(config, error);
+	if (coordinator == NULL) {
+		g_clear_object(&store);
+		sfl_run_teardown(&runner, stop_sources);
+		return FALSE;
+	}
+	leadership = sfl_leadership_new(store, coordinator, sfl_app_coordinator_is_fenced(config));
+	sfl_leadership_set_hooks(leadership, sfl_run_start_term, sfl_run_stop_term,
+				 sfl_run_status_changed, &runner);
+	runner.leadership = leadership;
+	sfl_leadership_start(leadership);
+
 	g_message("ready; waiting for work (no sources are built yet)");
-	sfl_runner_notify("READY=1\nSTATUS=running; no sources configured yet");
+	sfl_runner_notify("READY=1\nSTATUS=started; contesting leadership");
 	sfl_runner_start_watchdog(&runner);
 	g_main_loop_run(loop);
 
+	runner.leadership = NULL;
+	g_clear_object(&leadership);
+	g_clear_object(&coordinator);
 	/* the lock goes when the store does; let its worker tasks finish first */
 	g_clear_object(&store);
 	while (g_main_context_iteration(runner.context, FALSE))

@@ -184,18 +184,42 @@ tp_file_mode(const char *path)
 	return (int)(st.st_mode & 07777);
 }
 
+static bool tp_dropped_root;
+
 bool
 tp_make_unreadable(const char *path, const char **skip_reason)
 {
-	if (geteuid() == 0) {
-		*skip_reason = "running as root, which ignores permission bits";
-		return false;
-	}
 	if (chmod(path, 0) != 0) {
 		*skip_reason = "chmod failed";
 		return false;
 	}
+	if (geteuid() == 0) {
+		/*
+		 * root ignores permission bits: act as nobody until tp_restore_privileges(); only
+		 * the effective uid changes, so root can come back. The parent directory must be
+		 * traversable for the file's own bits to be what refuses.
+		 */
+		char *dir = strdup(path);
+		char *slash = dir != NULL ? strrchr(dir, '/') : NULL;
+		if (slash != NULL) {
+			*slash = '\0';
+			chmod(dir, 0711);
+		}
+		free(dir);
+		if (seteuid(65534) != 0) {
+			*skip_reason = "running as root and cannot drop to uid 65534";
+			return false;
+		}
+		tp_dropped_root = true;
+	}
 	return true;
+}
+
+void
+tp_restore_privileges(void)
+{
+	if (tp_dropped_root && seteuid(0) == 0)
+		tp_dropped_root = false;
 }
 
 bool

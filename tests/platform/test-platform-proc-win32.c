@@ -309,6 +309,12 @@ tp_running_under_wine(void)
 	return ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL;
 }
 
+void
+tp_restore_privileges(void)
+{
+	/* nothing to restore: the Windows helper changes the file's ACL, not the caller */
+}
+
 bool
 tp_make_unreadable(const char *path, const char **skip_reason)
 {

@@ -60,6 +60,8 @@ int tp_file_mode(const char *path);
  * cannot be meaningful here (root ignores permission bits, wine ignores ACLs).
  */
 bool tp_make_unreadable(const char *path, const char **skip_reason);
+/* undoes what tp_make_unreadable() did to the caller (the privileges it dropped) */
+void tp_restore_privileges(void);
 
 /* sets (or with NULL unsets) an environment variable */
 bool tp_set_env(const char *name, const char *value);

@@ -351,6 +351,7 @@ test_read_unreadable(void)
 {
 	const char *path = tp_path("unreadable");
 	const char *reason = NULL;
+	SflPlatformStatus status;
 	SflPlatformError err;
 	char *out = NULL;
 	size_t len = 0;
@@ -358,9 +359,12 @@ test_read_unreadable(void)
 	CHECK_STATUS(sfl_platform_replace_file(path, "secret", 6, &err), SFL_PLATFORM_OK, err);
 	if (!tp_make_unreadable(path, &reason))
 		return tp_skip(reason);
-	CHECK_STATUS(sfl_platform_read_file(path, 100, &out, &len, &err), SFL_PLATFORM_ERR_IO, err);
+	status = sfl_platform_read_file(path, 100, &out, &len, &err);
+	tp_restore_privileges();
+	CHECK_STATUS(status, SFL_PLATFORM_ERR_IO, err);
 	CHECK(out == NULL);
 	CHECK(err.os_code != 0);
+	CHECK(err.access_denied);
 	CHECK(strstr(err.message, path) != NULL);
 	return TP_PASS;
 }
