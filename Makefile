@@ -19,7 +19,7 @@ TEST_BUILD_DIR = $(BUILD_DIR)
 TEST_SETUP_ARGS =
 endif
 
-.PHONY: all deps build run test bench fuzz format format-check clean distclean
+.PHONY: all deps build run test bench fuzz coverage format format-check clean distclean
 
 all: build
 
@@ -62,6 +62,16 @@ fuzz:
 	$(MESON) compile -C $(FUZZ_BUILD_DIR)
 	sh scripts/run-fuzz.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
 
+COV_BUILD_DIR ?= build-cov
+
+# line coverage of the unit and integration suites; src/coordinate/ must stay at 95 % or more
+coverage:
+	$(MAKE) deps
+	@[ -f $(COV_BUILD_DIR)/build.ninja ] || $(MESON) setup $(COV_BUILD_DIR) -Db_coverage=true
+	$(MESON) compile -C $(COV_BUILD_DIR)
+	$(MESON) test -C $(COV_BUILD_DIR) --suite unit --suite integration --num-processes 2
+	sh scripts/coverage.sh $(COV_BUILD_DIR)
+
 format:
 	$(CLANG_FORMAT) -i $(FORMAT_FILES)
 
@@ -69,7 +79,7 @@ format-check:
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-asan build-cov $(FUZZ_BUILD_DIR)
 
 distclean: clean
 	rm -rf .fuzz

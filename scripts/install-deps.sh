@@ -13,7 +13,7 @@ PACKAGES="
 	python3 python3-yaml python3-grpcio python3-protobuf python3-snappy
 	python3-avro python3-jwt python3-botocore
 	gcc-mingw-w64-x86-64 wine wine64
-	systemd openssl procps
+	systemd openssl procps gcovr
 "
 
 missing=""

@@ -9,6 +9,7 @@
 #include "sfl-app.h"
 
 #include "sfl-error.h"
+#include "sfl-file-lease-coordinator.h"
 #include "sfl-file-store.h"
 #include "sfl-noop-coordinator.h"
 #include "sfl-platform.h"
@@ -101,7 +102,16 @@ sfl_app_build_coordinator(const SflConfig *config, GError **error)
 	switch ((SflCoordinateKind)c->type) {
 	case SFL_COORDINATE_NOOP:
 		return sfl_noop_coordinator_new(holder);
-	case SFL_COORDINATE_FILE_LEASE:
+	case SFL_COORDINATE_FILE_LEASE: {
+		g_autoptr(SflClock) clock = sfl_clock_get_system();
+		const gchar *id =
+			c->file_lease.holder_id != NULL && c->file_lease.holder_id[0] != '\0'
+				? c->file_lease.holder_id
+				: holder;
+		return sfl_file_lease_coordinator_new(c->file_lease.path, c->file_lease.ttl,
+						      c->file_lease.renew_interval, id, clock,
+						      NULL);
+	}
 	case SFL_COORDINATE_K8S_LEASE:
 		break;
 	}

@@ -18,6 +18,26 @@
 /* lease files are tiny; anything bigger is not one */
 #define SFL_LEASE_MAX_BYTES (64 * 1024)
 
+/**
+ * sfl_lease_doc_new:
+ *
+ * Returns: (transfer full): an empty (absent) document on the heap
+ */
+SflLeaseDoc *
+sfl_lease_doc_new(void)
+{
+	return g_new0(SflLeaseDoc, 1);
+}
+
+void
+sfl_lease_doc_free(SflLeaseDoc *doc)
+{
+	if (doc == NULL)
+		return;
+	sfl_lease_doc_clear(doc);
+	g_free(doc);
+}
+
 void
 sfl_lease_doc_clear(SflLeaseDoc *doc)
 {
@@ -101,4 +121,115 @@ gboolean
 sfl_lease_doc_expired(const SflLeaseDoc *doc, gint64 now_usec)
 {
 	return doc->state != SFL_LEASE_VALID || now_usec >= doc->expires_at_usec;
+}
+
+/* python's json.dumps string form with ensure_ascii: everything outside 0x20..0x7e is escaped */
+static void
+sfl_lease_doc_append_string(GString *out, const gchar *text)
+{
+	g_autofree gchar *valid = g_utf8_make_valid(text, -1);
+
+	g_string_append_c(out, '"');
+	for (const gchar *p = valid; *p != '\0'; p = g_utf8_next_char(p)) {
+		gunichar c = g_utf8_get_char(p);
+		switch (c) {
+		case '"':
+			g_string_append(out, "\\\"");
+			break;
+		case '\\':
+			g_string_append(out, "\\\\");
+			break;
+		case '\n':
+			g_string_append(out, "\\n");
+			break;
+		case '\r':
+			g_string_append(out, "\\r");
+			break;
+		case '\t':
+			g_string_append(out, "\\t");
+			break;
+		case '\b':
+			g_string_append(out, "\\b");
+			break;
+		case '\f':
+			g_string_append(out, "\\f");
+			break;
+		default:
+			if (c >= 0x20 && c <= 0x7e) {
+				g_string_append_c(out, (gchar)c);
+			} else if (c > 0xffff) {
+				/* astral characters become a utf-16 surrogate pair, as in python */
+				g_string_append_printf(out, "\\u%04x\\u%04x",
+						       0xd800 + ((c - 0x10000) >> 10),
+						       0xdc00 + ((c - 0x10000) & 0x3ff));
+			} else {
+				g_string_append_printf(out, "\\u%04x", c);
+			}
+		}
+	}
+	g_string_append_c(out, '"');
+}
+
+/* 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range python's datetime (and GDateTime) has */
+#define SFL_LEASE_MIN_UNIX G_GINT64_CONSTANT(-62135596800)
+#define SFL_LEASE_MAX_UNIX G_GINT64_CONSTANT(253402300799)
+
+/* python's aware-UTC datetime.isoformat(): the fraction only when the microseconds are not 0 */
+static void
+sfl_lease_doc_append_isoformat(GString *out, gint64 usec)
+{
+	gint64 secs = usec / G_USEC_PER_SEC;
+	gint64 micro = usec % G_USEC_PER_SEC;
+	g_autoptr(GDateTime) dt = NULL;
+
+	/* floor division: one microsecond before 1970 is 23:59:59.999999 of the day before */
+	if (micro < 0) {
+		micro += G_USEC_PER_SEC;
+		secs--;
+	}
+	if (secs < SFL_LEASE_MIN_UNIX || secs > SFL_LEASE_MAX_UNIX) {
+		secs = CLAMP(secs, SFL_LEASE_MIN_UNIX, SFL_LEASE_MAX_UNIX);
+		micro = 0;
+	}
+	dt = g_date_time_new_from_unix_utc(secs);
+	g_string_append_printf(out, "%04d-%02d-%02dT%02d:%02d:%02d", g_date_time_get_year(dt),
+			       g_date_time_get_month(dt), g_date_time_get_day_of_month(dt),
+			       g_date_time_get_hour(dt), g_date_time_get_minute(dt),
+			       g_date_time_get_second(dt));
+	if (micro != 0)
+		g_string_append_printf(out, ".%06d", (gint)micro);
+	g_string_append(out, "+00:00");
+}
+
+/**
+ * sfl_lease_doc_serialize:
+ * @holder: the holder id (UTF-8; invalid sequences become U+FFFD)
+ * @expires_at_usec: wall clock, Unix microseconds (UTC)
+ * @epoch: the fence token
+ * @len: (out) (optional): the length of the text
+ *
+ * The lease as the Python original writes it, byte for byte:
+ * json.dumps({"holder": h, "expires_at": dt.isoformat(), "epoch": e}), e.g.
+ * {"holder": "h", "expires_at": "2026-11-30T03:00:00.123456+00:00", "epoch": 3}
+ * with keys in that order, ", " and ": " separators, ASCII-only escapes and no trailing newline,
+ * so replicas of both implementations can share one lease file during a migration.
+ *
+ * Returns: (transfer full): the JSON text
+ */
+gchar *
+sfl_lease_doc_serialize(const gchar *holder, gint64 expires_at_usec, guint64 epoch, gsize *len)
+{
+	GString *out;
+
+	g_return_val_if_fail(holder != NULL, NULL);
+
+	out = g_string_sized_new(96);
+	g_string_append(out, "{\"holder\": ");
+	sfl_lease_doc_append_string(out, holder);
+	g_string_append(out, ", \"expires_at\": \"");
+	sfl_lease_doc_append_isoformat(out, expires_at_usec);
+	g_string_append_printf(out, "\", \"epoch\": %" G_GUINT64_FORMAT "}", epoch);
+	if (len != NULL)
+		*len = out->len;
+	return g_string_free(out, FALSE);
 }

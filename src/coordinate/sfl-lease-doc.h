@@ -29,11 +29,16 @@ typedef struct {
 	guint64 epoch;		/* 0 when missing or not an integer */
 } SflLeaseDoc;
 
+SflLeaseDoc *sfl_lease_doc_new(void);
+void sfl_lease_doc_free(SflLeaseDoc *doc);
 void sfl_lease_doc_clear(SflLeaseDoc *doc);
 void sfl_lease_doc_parse(const gchar *data, gsize len, SflLeaseDoc *doc);
 gboolean sfl_lease_doc_read(const gchar *path, SflLeaseDoc *doc, GError **error);
 gboolean sfl_lease_doc_expired(const SflLeaseDoc *doc, gint64 now_usec);
+gchar *sfl_lease_doc_serialize(const gchar *holder, gint64 expires_at_usec, guint64 epoch,
+			       gsize *len) G_GNUC_WARN_UNUSED_RESULT;
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(SflLeaseDoc, sfl_lease_doc_clear)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflLeaseDoc, sfl_lease_doc_free)
 
 G_END_DECLS

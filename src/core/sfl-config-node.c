@@ -369,9 +369,9 @@ sfl_yaml_builder_attach(SflYamlBuilder *b, SflConfigNode *node, const gchar *anc
 		}
 		if (g_str_equal(top->pending_key, "<<") &&
 		    sfl_config_node_index_of(top->node, "<<") >= 0) {
-			/* several merge keys in one mapping: keep them all under one entry */
-			g_autofree gchar *dup = g_steal_pointer(&top->pending_key);
+			/* a second merge key would silently shadow the first: ask for one list */
 			g_autofree gchar *where = sfl_config_node_where(node);
+			g_clear_pointer(&top->pending_key, g_free);
 			sfl_config_node_free(node);
 			g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 				    "%s: use one '<<' key with a list of aliases", where);

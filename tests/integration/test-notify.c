@@ -13,6 +13,9 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "sfl-autocleanups.h"
 
@@ -303,6 +306,15 @@ test_notify_wait_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	fx->exited = TRUE;
 }
 
+/* between fork and exec: a failed assertion must not leave the daemon running */
+static void
+test_notify_child_setup(gpointer user_data)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+}
+
 /* runs `sf2loki run` with PATH, the sanitizer knobs and @extra (name, value, …, NULL) only */
 static void
 test_notify_spawn(TestNotifyFixture *fx, const gchar *first_name, ...)
@@ -333,6 +345,7 @@ test_notify_spawn(TestNotifyFixture *fx, const gchar *first_name, ...)
 	}
 	va_end(args);
 
+	g_subprocess_launcher_set_child_setup(launcher, test_notify_child_setup, NULL, NULL);
 	g_subprocess_launcher_set_environ(launcher, envp);
 	g_subprocess_launcher_set_cwd(launcher, fx->dir);
 	fx->proc = g_subprocess_launcher_spawn(launcher, &error, bin, "run", "--config", fx->config,

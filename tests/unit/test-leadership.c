@@ -393,6 +393,94 @@ test_noop_leads_at_once(void)
 	drain();
 }
 
+static void
+floor_fail_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	gboolean *done = user_data;
+	g_autoptr(GError) error = NULL;
+	guint64 floor = 99;
+	g_assert_false(sfl_coordinator_epoch_floor_finish(SFL_COORDINATOR(source), result, &floor,
+							  &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CORRUPT);
+	g_assert_cmpuint(floor, ==, 0);
+	*done = TRUE;
+}
+
+static void
+count_destroy(gpointer data)
+{
+	(*(guint *)data)++;
+}
+
+static void
+test_floor_edges(void)
+{
+	g_autoptr(TestManual) bare = g_object_new(TEST_TYPE_MANUAL, NULL);
+	g_autoptr(SflMemoryBacking) backing = sfl_memory_backing_new();
+	g_autoptr(SflCheckpointStore) store = sfl_memory_store_new(backing);
+	g_autoptr(TestManual) c = g_object_new(TEST_TYPE_MANUAL, NULL);
+	g_autoptr(SflLeadership) l = NULL;
+	guint64 floor = G_MAXUINT64;
+	gboolean done = FALSE;
+	guint destroyed = 0;
+
+	/* no floor installed: 0 */
+	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(bare), NULL, floor_cb, &floor);
+	while (floor == G_MAXUINT64)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_cmpuint(floor, ==, 0);
+
+	/* a store that cannot say: the read fails and the floor is 0 */
+	g_assert_true(commit(store, SFL_STATE_KEY_FENCE_EPOCH, "garbage", NULL));
+	l = sfl_leadership_new(store, SFL_COORDINATOR(c), TRUE);
+	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(c), NULL, floor_fail_cb, &done);
+	while (!done)
+		g_main_context_iteration(NULL, TRUE);
+
+	/* replacing a floor releases the previous one */
+	sfl_coordinator_set_epoch_floor(SFL_COORDINATOR(bare), NULL, NULL, &destroyed,
+					count_destroy);
+	sfl_coordinator_set_epoch_floor(SFL_COORDINATOR(bare), NULL, NULL, NULL, NULL);
+	g_assert_cmpuint(destroyed, ==, 1);
+	drain();
+}
+
+static void
+test_noop_demote_and_early_stop(void)
+{
+	g_autoptr(SflMemoryBacking) backing = sfl_memory_backing_new();
+	g_autoptr(SflCheckpointStore) store = sfl_memory_store_new(backing);
+	g_autoptr(SflCoordinator) noop = sfl_noop_coordinator_new("host-1");
+	g_autoptr(SflLeadership) l = sfl_leadership_new(store, noop, FALSE);
+	g_autoptr(SflCoordinator) early = sfl_noop_coordinator_new("host-2");
+	g_autoptr(GCancellable) cancellable = g_cancellable_new();
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	g_autoptr(GError) fenced = g_error_new_literal(SFL_ERROR, SFL_ERROR_FENCED, "test");
+
+	sfl_leadership_start(l);
+	while (sfl_leadership_get_readiness(l) != SFL_READINESS_READY)
+		g_main_context_iteration(NULL, TRUE);
+	/* a lone instance has nobody to yield to: it leads again, in a new term */
+	g_ptr_array_set_size(warnings, 0);
+	g_assert_true(sfl_leadership_handle_commit_error(l, fenced));
+	g_assert_cmpint(sfl_leadership_get_readiness(l), ==, SFL_READINESS_STANDBY);
+	while (sfl_leadership_get_readiness(l) != SFL_READINESS_READY)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_cmpuint(sfl_leadership_get_terms(l), ==, 2);
+	sfl_leadership_stop_async(l, wait_cb, &w);
+	g_object_unref(wait_for(&w));
+
+	/* stopped before it ever led: no acquired callback, the run still completes */
+	w.result = NULL;
+	sfl_coordinator_run_async(early, NULL, NULL, NULL, cancellable, wait_cb, &w);
+	g_cancellable_cancel(cancellable);
+	r = wait_for(&w);
+	g_assert_true(sfl_coordinator_run_finish(early, r, NULL));
+	g_assert_false(sfl_coordinator_is_leader(early));
+	drain();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -409,6 +497,8 @@ main(int argc, char **argv)
 	ADD("/sfl/leadership/alternation", test_alternation);
 	ADD("/sfl/leadership/stop-while-leading", test_stop_while_leading);
 	g_test_add_func("/sfl/leadership/noop", test_noop_leads_at_once);
+	g_test_add_func("/sfl/leadership/floor-edges", test_floor_edges);
+	g_test_add_func("/sfl/leadership/noop-demote", test_noop_demote_and_early_stop);
 	rc = g_test_run();
 	g_ptr_array_unref(warnings);
 	return rc;

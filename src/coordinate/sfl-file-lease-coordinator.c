@@ -1,0 +1,648 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflFileLease"
+
+#include "config.h"
+
+#include "sfl-file-lease-coordinator.h"
+
+#include "sfl-error.h"
+
+/*
+ * The loop is a chain of steps, each started by a timeout or by the completion of the step
+ * before it; exactly one step is pending at any time. Stop and demote cancel the chain's
+ * cancellable (so every late completion is ignored) and start a new one.
+ *
+ * Times: last_ok and last_confirmed are monotonic and taken when the operation was *issued*:
+ * the expires_at a renewal writes is computed then, so "now - last_ok < ttl" implies the lease
+ * we last wrote has not expired yet (up to wall-clock skew between hosts, which ttl must cover).
+ */
+
+struct _SflFileLeaseCoordinator {
+	SflCoordinator parent_instance;
+	gchar *holder;
+	gint64 ttl_usec;
+	gint64 renew_usec;
+	gint64 verify_usec;
+	SflClock *clock;
+	SflLeaseIO *io;
+	GCancellable *cancellable; /* the current chain */
+	GSource *timer;
+	guint pending; /* lease or floor operations in flight, of any chain */
+	guint64 epoch;
+	/* acquire: the lease's epoch before our claim, then the epoch we claim */
+	guint64 claim_epoch;
+	gint64 claim_issued;
+	/* hold */
+	gint64 last_ok;
+	gint64 last_confirmed;
+	gboolean last_read_ours; /* the latest read showed our own lease */
+	gboolean verifying;	 /* this read is the re-read after the verify pause */
+	gboolean first_failed;	 /* ... and the read before it could not tell */
+};
+
+G_DEFINE_TYPE(SflFileLeaseCoordinator, sfl_file_lease_coordinator, SFL_TYPE_COORDINATOR)
+
+/* what a completion needs: a strong ref, the chain it belongs to, and when it was issued */
+typedef struct {
+	SflFileLeaseCoordinator *self;
+	GCancellable *cancellable;
+	gint64 issued;
+} SflFileLeaseCall;
+
+static SflFileLeaseCall *
+sfl_file_lease_coordinator_call_new(SflFileLeaseCoordinator *self)
+{
+	SflFileLeaseCall *call = g_new0(SflFileLeaseCall, 1);
+
+	call->self = g_object_ref(self);
+	call->cancellable = g_object_ref(self->cancellable);
+	call->issued = sfl_clock_monotonic_usec(self->clock);
+	self->pending++;
+	return call;
+}
+
+/* every completion calls this first: the operation can no longer land after what we do next */
+static void
+sfl_file_lease_coordinator_call_completed(SflFileLeaseCall *call)
+{
+	call->self->pending--;
+}
+
+static void
+sfl_file_lease_coordinator_call_free(SflFileLeaseCall *call)
+{
+	g_object_unref(call->self);
+	g_object_unref(call->cancellable);
+	g_free(call);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflFileLeaseCall, sfl_file_lease_coordinator_call_free)
+
+static const gchar *
+sfl_file_lease_coordinator_path(SflFileLeaseCoordinator *self)
+{
+	const gchar *path = sfl_lease_io_get_path(self->io);
+	return path != NULL ? path : "(lease)";
+}
+
+static gdouble
+sfl_file_lease_coordinator_secs(gint64 usec)
+{
+	return (gdouble)usec / G_USEC_PER_SEC;
+}
+
+static gint64
+sfl_file_lease_coordinator_now(SflFileLeaseCoordinator *self)
+{
+	return sfl_clock_monotonic_usec(self->clock);
+}
+
+static void
+sfl_file_lease_coordinator_clear_timer(SflFileLeaseCoordinator *self)
+{
+	if (self->timer == NULL)
+		return;
+	g_source_destroy(self->timer);
+	g_clear_pointer(&self->timer, g_source_unref);
+}
+
+static void
+sfl_file_lease_coordinator_schedule(SflFileLeaseCoordinator *self, gint64 delay_usec,
+				    GSourceFunc func)
+{
+	sfl_file_lease_coordinator_clear_timer(self);
+	self->timer = sfl_clock_timeout_source_new(self->clock, delay_usec);
+	g_source_set_callback(self->timer, func, self, NULL);
+	g_source_attach(self->timer, g_main_context_get_thread_default());
+}
+
+/* a new chain: whatever the old one still has in flight is ignored when it completes */
+static void
+sfl_file_lease_coordinator_new_chain(SflFileLeaseCoordinator *self)
+{
+	sfl_file_lease_coordinator_clear_timer(self);
+	if (self->cancellable != NULL)
+		g_cancellable_cancel(self->cancellable);
+	g_clear_object(&self->cancellable);
+	self->cancellable = g_cancellable_new();
+}
+
+static void
+sfl_file_lease_coordinator_read(SflFileLeaseCoordinator *self, GAsyncReadyCallback callback)
+{
+	sfl_lease_io_read_async(self->io, self->cancellable, callback,
+				sfl_file_lease_coordinator_call_new(self));
+}
+
+static void
+sfl_file_lease_coordinator_write(SflFileLeaseCoordinator *self, gint64 ttl_usec, guint64 epoch,
+				 GAsyncReadyCallback callback)
+{
+	SflFileLeaseCall *call = sfl_file_lease_coordinator_call_new(self);
+	gint64 expires = sfl_clock_wall_usec(self->clock) + ttl_usec;
+
+	sfl_lease_io_write_async(self->io, self->holder, expires, epoch, call->cancellable,
+				 callback, call);
+}
+
+static gboolean sfl_file_lease_coordinator_acquire_cb(gpointer user_data);
+static gboolean sfl_file_lease_coordinator_hold_cb(gpointer user_data);
+
+/* stop leading and contest again after renew_interval; the lease file is left alone */
+static void
+sfl_file_lease_coordinator_surrender(SflFileLeaseCoordinator *self)
+{
+	self->last_read_ours = FALSE;
+	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+					    sfl_file_lease_coordinator_acquire_cb);
+	g_message("no longer leading (epoch %" G_GUINT64_FORMAT "); standing by", self->epoch);
+	sfl_coordinator_set_leader(SFL_COORDINATOR(self), FALSE);
+}
+
+/* --- acquire (standby) -------------------------------------------------------------------- */
+
+static void
+sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *result,
+					     gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = call->self;
+	g_auto(SflLeaseDoc) doc = { 0 };
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (g_cancellable_is_cancelled(call->cancellable))
+		return;
+	if (!ok) {
+		/* our claim may or may not stand: never adopt what we could not confirm */
+		g_warning("cannot re-read the lease %s to confirm our claim (%s); treating it as a "
+			  "lost race",
+			  sfl_file_lease_coordinator_path(self), error->message);
+		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+						    sfl_file_lease_coordinator_acquire_cb);
+		return;
+	}
+	if (doc.state != SFL_LEASE_VALID || g_strcmp0(doc.holder, self->holder) != 0 ||
+	    doc.epoch != self->claim_epoch ||
+	    sfl_lease_doc_expired(&doc, sfl_clock_wall_usec(self->clock))) {
+		g_message("lost the race for the lease %s to %s",
+			  sfl_file_lease_coordinator_path(self),
+			  doc.holder != NULL ? doc.holder : "nobody");
+		sfl_file_lease_coordinator_schedule(self, self->verify_usec,
+						    sfl_file_lease_coordinator_acquire_cb);
+		return;
+	}
+	self->epoch = self->claim_epoch;
+	self->last_ok = self->claim_issued;
+	self->last_confirmed = call->issued;
+	self->last_read_ours = TRUE;
+	g_message("acquired the lease %s as %s (epoch %" G_GUINT64_FORMAT ")",
+		  sfl_file_lease_coordinator_path(self), self->holder, self->epoch);
+	/* the timer first: the acquired callback may demote or stop us at once */
+	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+					    sfl_file_lease_coordinator_hold_cb);
+	sfl_coordinator_set_leader(SFL_COORDINATOR(self), TRUE);
+}
+
+static gboolean
+sfl_file_lease_coordinator_acquire_verify_timer_cb(gpointer user_data)
+{
+	SflFileLeaseCoordinator *self = user_data;
+
+	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_acquire_verify_cb);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_file_lease_coordinator_acquire_write_cb(GObject *source, GAsyncResult *result,
+					    gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_lease_io_write_finish(self->io, result, &error);
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (g_cancellable_is_cancelled(call->cancellable))
+		return;
+	if (!ok) {
+		g_warning("cannot write the lease %s: %s; retrying in %.1f s",
+			  sfl_file_lease_coordinator_path(self), error->message,
+			  sfl_file_lease_coordinator_secs(self->renew_usec));
+		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+						    sfl_file_lease_coordinator_acquire_cb);
+		return;
+	}
+	self->claim_issued = call->issued;
+	/* let a competitor's concurrent claim land, then see whose rename won */
+	sfl_file_lease_coordinator_schedule(self, self->verify_usec,
+					    sfl_file_lease_coordinator_acquire_verify_timer_cb);
+}
+
+static void
+sfl_file_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *result,
+					    gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(GError) error = NULL;
+	guint64 floor = 0;
+	gboolean ok =
+		sfl_coordinator_epoch_floor_finish(SFL_COORDINATOR(self), result, &floor, &error);
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (g_cancellable_is_cancelled(call->cancellable))
+		return;
+	if (!ok) {
+		g_warning("cannot read the epoch floor from the checkpoint store (%s); deriving "
+			  "the epoch from the lease alone",
+			  error->message);
+		floor = 0;
+	}
+	if (floor > self->claim_epoch) {
+		g_warning(
+			"the checkpoint store recorded epoch %" G_GUINT64_FORMAT
+			" but the lease %s says %" G_GUINT64_FORMAT
+			": the lease file was lost or rewritten; continuing from the store's epoch",
+			floor, sfl_file_lease_coordinator_path(self), self->claim_epoch);
+	}
+	/* the epoch never goes backwards: not below the lease, the store, or our own */
+	self->claim_epoch = MAX(MAX(self->claim_epoch, floor), self->epoch) + 1;
+	sfl_file_lease_coordinator_write(self, self->ttl_usec, self->claim_epoch,
+					 sfl_file_lease_coordinator_acquire_write_cb);
+}
+
+static void
+sfl_file_lease_coordinator_acquire_read_cb(GObject *source, GAsyncResult *result,
+					   gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = call->self;
+	g_auto(SflLeaseDoc) doc = { 0 };
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (g_cancellable_is_cancelled(call->cancellable))
+		return;
+	if (!ok) {
+		/* cannot tell is never absent: contesting now could overwrite a live leader */
+		g_warning("cannot read the lease %s (%s); backing off without contesting",
+			  sfl_file_lease_coordinator_path(self), error->message);
+		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+						    sfl_file_lease_coordinator_acquire_cb);
+		return;
+	}
+	/* held by anyone, a stale lease with our own holder string included: wait it out */
+	if (!sfl_lease_doc_expired(&doc, sfl_clock_wall_usec(self->clock))) {
+		g_debug("the lease %s is held by %s (epoch %" G_GUINT64_FORMAT ")",
+			sfl_file_lease_coordinator_path(self), doc.holder, doc.epoch);
+		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+						    sfl_file_lease_coordinator_acquire_cb);
+		return;
+	}
+	self->claim_epoch = doc.epoch;
+	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(self), self->cancellable,
+					  sfl_file_lease_coordinator_acquire_floor_cb,
+					  sfl_file_lease_coordinator_call_new(self));
+}
+
+static gboolean
+sfl_file_lease_coordinator_acquire_cb(gpointer user_data)
+{
+	SflFileLeaseCoordinator *self = user_data;
+
+	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_acquire_read_cb);
+	return G_SOURCE_REMOVE;
+}
+
+/* --- hold (leader) ------------------------------------------------------------------------ */
+
+static void
+sfl_file_lease_coordinator_hold_write_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_lease_io_write_finish(self->io, result, &error);
+	gint64 since_ok;
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (g_cancellable_is_cancelled(call->cancellable))
+		return;
+	if (ok) {
+		self->last_ok = call->issued;
+		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+						    sfl_file_lease_coordinator_hold_cb);
+		return;
+	}
+	since_ok = sfl_file_lease_coordinator_now(self) - self->last_ok;
+	if (since_ok >= self->ttl_usec) {
+		g_warning("cannot renew the lease %s (%s) and the last renewal was %.1f s ago, "
+			  "not within its ttl of %.1f s: giving up leadership",
+			  sfl_file_lease_coordinator_path(self), error->message,
+			  sfl_file_lease_coordinator_secs(since_ok),
+			  sfl_file_lease_coordinator_secs(self->ttl_usec));
+		sfl_file_lease_coordinator_surrender(self);
+		return;
+	}
+	g_warning("cannot renew the lease %s (%s); still leading, last renewed %.1f s ago "
+		  "(ttl %.1f s)",
+		  sfl_file_lease_coordinator_path(self), error->message,
+		  sfl_file_lease_coordinator_secs(since_ok),
+		  sfl_file_lease_coordinator_secs(self->ttl_usec));
+	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+					    sfl_file_lease_coordinator_hold_cb);
+}
+
+/* renewals keep the epoch: a higher one on disk was foreign and we surrendered already */
+static void
+sfl_file_lease_coordinator_renew(SflFileLeaseCoordinator *self)
+{
+	sfl_file_lease_coordinator_write(self, self->ttl_usec, self->epoch,
+					 sfl_file_lease_coordinator_hold_write_cb);
+}
+
+static void
+sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, gpointer user_data);
+
+static gboolean
+sfl_file_lease_coordinator_hold_verify_cb(gpointer user_data)
+{
+	SflFileLeaseCoordinator *self = user_data;
+
+	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_hold_read_cb);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = call->self;
+	g_auto(SflLeaseDoc) doc = { 0 };
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
+	gint64 since_confirmed;
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (g_cancellable_is_cancelled(call->cancellable))
+		return;
+	since_confirmed = sfl_file_lease_coordinator_now(self) - self->last_confirmed;
+	if (!ok) {
+		self->last_read_ours = FALSE;
+		/* incumbency bias, capped: an unconfirmed lease is never rewritten past one ttl */
+		if (since_confirmed >= self->ttl_usec) {
+			g_warning("cannot read the lease %s (%s) and it was last confirmed ours "
+				  "%.1f s ago, not within its ttl of %.1f s: giving up leadership "
+				  "without writing",
+				  sfl_file_lease_coordinator_path(self), error->message,
+				  sfl_file_lease_coordinator_secs(since_confirmed),
+				  sfl_file_lease_coordinator_secs(self->ttl_usec));
+			sfl_file_lease_coordinator_surrender(self);
+			return;
+		}
+		if (!self->verifying) {
+			g_warning("cannot read the lease %s (%s); reading it again in %.3f s",
+				  sfl_file_lease_coordinator_path(self), error->message,
+				  sfl_file_lease_coordinator_secs(self->verify_usec));
+			self->verifying = TRUE;
+			self->first_failed = TRUE;
+			sfl_file_lease_coordinator_schedule(
+				self, self->verify_usec, sfl_file_lease_coordinator_hold_verify_cb);
+			return;
+		}
+		if (self->first_failed) {
+			g_warning("two consecutive reads of the lease %s failed (%s); renewing "
+				  "within ttl (last confirmed %.1f s ago)",
+				  sfl_file_lease_coordinator_path(self), error->message,
+				  sfl_file_lease_coordinator_secs(since_confirmed));
+		} else {
+			g_warning("cannot re-read the lease %s (%s); renewing within ttl (last "
+				  "confirmed %.1f s ago)",
+				  sfl_file_lease_coordinator_path(self), error->message,
+				  sfl_file_lease_coordinator_secs(since_confirmed));
+		}
+		sfl_file_lease_coordinator_renew(self);
+		return;
+	}
+	if (doc.state == SFL_LEASE_VALID &&
+	    (g_strcmp0(doc.holder, self->holder) != 0 || doc.epoch > self->epoch)) {
+		g_warning("the lease %s is now held by %s (epoch %" G_GUINT64_FORMAT
+			  ", ours %" G_GUINT64_FORMAT "): giving up leadership",
+			  sfl_file_lease_coordinator_path(self), doc.holder, doc.epoch,
+			  self->epoch);
+		sfl_file_lease_coordinator_surrender(self);
+		return;
+	}
+	self->last_confirmed = call->issued;
+	self->last_read_ours = doc.state == SFL_LEASE_VALID;
+	if (doc.state != SFL_LEASE_VALID && !self->verifying) {
+		g_warning("the lease %s is missing or not a lease; reading it again in %.3f s "
+			  "before renewing",
+			  sfl_file_lease_coordinator_path(self),
+			  sfl_file_lease_coordinator_secs(self->verify_usec));
+		self->verifying = TRUE;
+		self->first_failed = FALSE;
+		sfl_file_lease_coordinator_schedule(self, self->verify_usec,
+						    sfl_file_lease_coordinator_hold_verify_cb);
+		return;
+	}
+	sfl_file_lease_coordinator_renew(self);
+}
+
+static gboolean
+sfl_file_lease_coordinator_hold_cb(gpointer user_data)
+{
+	SflFileLeaseCoordinator *self = user_data;
+	gint64 since_ok = sfl_file_lease_coordinator_now(self) - self->last_ok;
+
+	sfl_file_lease_coordinator_clear_timer(self);
+	/* before any I/O: a process that slept through its ttl may already have a successor */
+	if (since_ok >= self->ttl_usec) {
+		g_warning("woke up %.1f s after the last renewal of the lease %s, not within its "
+			  "ttl of %.1f s (was this process stalled?): giving up leadership without "
+			  "writing",
+			  sfl_file_lease_coordinator_secs(since_ok),
+			  sfl_file_lease_coordinator_path(self),
+			  sfl_file_lease_coordinator_secs(self->ttl_usec));
+		sfl_file_lease_coordinator_surrender(self);
+		return G_SOURCE_REMOVE;
+	}
+	self->verifying = FALSE;
+	self->first_failed = FALSE;
+	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_hold_read_cb);
+	return G_SOURCE_REMOVE;
+}
+
+/* --- SflCoordinator ----------------------------------------------------------------------- */
+
+static void
+sfl_file_lease_coordinator_release_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(SflFileLeaseCall) call = user_data;
+	g_autoptr(GError) error = NULL;
+
+	sfl_file_lease_coordinator_call_completed(call);
+	if (!sfl_lease_io_write_finish(call->self->io, result, &error)) {
+		g_debug("cannot release the lease %s: %s; it expires on its own",
+			sfl_file_lease_coordinator_path(call->self), error->message);
+		return;
+	}
+	g_debug("released the lease %s", sfl_file_lease_coordinator_path(call->self));
+}
+
+static void
+sfl_file_lease_coordinator_start(SflCoordinator *coordinator)
+{
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
+
+	sfl_file_lease_coordinator_new_chain(self);
+	self->last_read_ours = FALSE;
+	/* from the loop, never inside the caller's run_async() */
+	sfl_file_lease_coordinator_schedule(self, 0, sfl_file_lease_coordinator_acquire_cb);
+}
+
+static void
+sfl_file_lease_coordinator_stop(SflCoordinator *coordinator)
+{
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
+	/*
+	 * hand over early only when it is provably ours: the last read showed our lease, nothing
+	 * is in flight that could land after the release, and our lease has not expired (else a
+	 * successor may hold it already)
+	 */
+	gboolean release = sfl_coordinator_is_leader(coordinator) && self->last_read_ours &&
+			   self->pending == 0 &&
+			   sfl_file_lease_coordinator_now(self) - self->last_ok < self->ttl_usec;
+
+	sfl_file_lease_coordinator_new_chain(self);
+	if (!release)
+		return;
+	/* its own chain, never cancelled: the run ends without waiting for it */
+	sfl_file_lease_coordinator_write(self, 0, self->epoch,
+					 sfl_file_lease_coordinator_release_cb);
+}
+
+static void
+sfl_file_lease_coordinator_demote(SflCoordinator *coordinator)
+{
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
+
+	g_message("demoted: a commit was fenced; standing by (epoch %" G_GUINT64_FORMAT ")",
+		  self->epoch);
+	sfl_file_lease_coordinator_new_chain(self);
+	self->last_read_ours = FALSE;
+	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
+					    sfl_file_lease_coordinator_acquire_cb);
+}
+
+/* the base class checks the leadership flag first */
+static gboolean
+sfl_file_lease_coordinator_check_fence(SflCoordinator *coordinator)
+{
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
+	return sfl_file_lease_coordinator_now(self) - self->last_ok < self->ttl_usec;
+}
+
+static guint64
+sfl_file_lease_coordinator_get_epoch(SflCoordinator *coordinator)
+{
+	return SFL_FILE_LEASE_COORDINATOR(coordinator)->epoch;
+}
+
+static const gchar *
+sfl_file_lease_coordinator_get_holder(SflCoordinator *coordinator)
+{
+	return SFL_FILE_LEASE_COORDINATOR(coordinator)->holder;
+}
+
+static void
+sfl_file_lease_coordinator_dispose(GObject *object)
+{
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(object);
+
+	sfl_file_lease_coordinator_clear_timer(self);
+	if (self->cancellable != NULL)
+		g_cancellable_cancel(self->cancellable);
+	g_clear_object(&self->cancellable);
+	G_OBJECT_CLASS(sfl_file_lease_coordinator_parent_class)->dispose(object);
+}
+
+static void
+sfl_file_lease_coordinator_finalize(GObject *object)
+{
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(object);
+
+	g_free(self->holder);
+	g_clear_object(&self->io);
+	g_clear_pointer(&self->clock, sfl_clock_unref);
+	G_OBJECT_CLASS(sfl_file_lease_coordinator_parent_class)->finalize(object);
+}
+
+static void
+sfl_file_lease_coordinator_class_init(SflFileLeaseCoordinatorClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+	SflCoordinatorClass *coordinator_class = SFL_COORDINATOR_CLASS(klass);
+
+	object_class->dispose = sfl_file_lease_coordinator_dispose;
+	object_class->finalize = sfl_file_lease_coordinator_finalize;
+	coordinator_class->start = sfl_file_lease_coordinator_start;
+	coordinator_class->stop = sfl_file_lease_coordinator_stop;
+	coordinator_class->demote = sfl_file_lease_coordinator_demote;
+	coordinator_class->check_fence = sfl_file_lease_coordinator_check_fence;
+	coordinator_class->get_epoch = sfl_file_lease_coordinator_get_epoch;
+	coordinator_class->get_holder = sfl_file_lease_coordinator_get_holder;
+}
+
+static void
+sfl_file_lease_coordinator_init(SflFileLeaseCoordinator *self)
+{
+}
+
+/**
+ * sfl_file_lease_coordinator_new:
+ * @path: (nullable): the lease file; may be %NULL when @io is given
+ * @ttl_usec: how long a written lease lasts (coordinate.file_lease.ttl)
+ * @renew_usec: the loop period and the deadline of each lease operation
+ *   (coordinate.file_lease.renew_interval; config validation keeps 2 × renew < ttl)
+ * @holder: this replica's id, already resolved (a blank holder_id becomes <hostname>-<pid>
+ *   in the caller)
+ * @clock: the clocks and timers to run on
+ * @io: (nullable): where the lease lives; %NULL for the file at @path
+ *
+ * The coordinator sets its deadline (renew_interval on @clock) on @io.
+ *
+ * Returns: (transfer full): a coordinator
+ */
+SflCoordinator *
+sfl_file_lease_coordinator_new(const gchar *path, gint64 ttl_usec, gint64 renew_usec,
+			       const gchar *holder, SflClock *clock, SflLeaseIO *io)
+{
+	SflFileLeaseCoordinator *self;
+
+	g_return_val_if_fail(path != NULL || io != NULL, NULL);
+	g_return_val_if_fail(ttl_usec > 0 && renew_usec > 0, NULL);
+	g_return_val_if_fail(holder != NULL && holder[0] != '\0', NULL);
+	g_return_val_if_fail(clock != NULL, NULL);
+	g_return_val_if_fail(io == NULL || SFL_IS_LEASE_IO(io), NULL);
+
+	self = g_object_new(SFL_TYPE_FILE_LEASE_COORDINATOR, NULL);
+	self->holder = g_strdup(holder);
+	self->ttl_usec = ttl_usec;
+	self->renew_usec = renew_usec;
+	/* long enough for a concurrent claim to land, short against the ttl */
+	self->verify_usec = MIN(G_USEC_PER_SEC, MAX(50 * 1000, renew_usec / 10));
+	self->clock = sfl_clock_ref(clock);
+	self->io = io != NULL ? g_object_ref(io) : sfl_lease_io_new(path);
+	sfl_lease_io_set_deadline(self->io, self->clock, renew_usec);
+	return SFL_COORDINATOR(self);
+}
