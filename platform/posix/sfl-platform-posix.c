@@ -9,6 +9,7 @@
  */
 
 #include "sfl-platform.h"
+#include "sfl-platform-private.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,9 +34,6 @@
 
 /* room for any hostname (POSIX caps it at HOST_NAME_MAX, 255 at most in practice) */
 #define SFL_HOSTNAME_MAX 256
-
-/* what makes a temp file recognisable as ours: ".<basename>.sfl-tmp.<host>.<pid>.<random>" */
-#define SFL_TMP_MARKER ".sfl-tmp."
 
 /* <dir>/.<basename>.sfl-tmp.<host>.<pid>.<random> */
 #define SFL_TMP_FORMAT "%s/.%s" SFL_TMP_MARKER "%s.%" PRId64 ".%016" PRIx64
@@ -69,16 +67,13 @@ static SflPlatformStatus
 sfl_set_error(SflPlatformError *error, SflPlatformStatus status, int os_code, const char *fmt, ...)
 {
 	va_list ap;
+	SflPlatformStatus result;
 
-	if (error == NULL)
-		return status;
-	error->status = status;
-	error->os_code = os_code;
-	error->access_denied = os_code == EACCES || os_code == EPERM;
 	va_start(ap, fmt);
-	vsnprintf(error->message, sizeof(error->message), fmt, ap);
+	result = sfl_platform_error_vset(error, status, os_code,
+					 os_code == EACCES || os_code == EPERM, fmt, ap);
 	va_end(ap);
-	return status;
+	return result;
 }
 
 /* "cannot <verb> <path>: <strerror>" */
@@ -161,13 +156,7 @@ static void
 sfl_file_hostname(char *buf, size_t len)
 {
 	sfl_raw_hostname(buf, len);
-	for (char *p = buf; *p != '\0'; p++) {
-		char c = *p;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '.'))
-			*p = '_';
-	}
+	sfl_platform_sanitize_hostname(buf);
 }
 
 /* a fresh 64-bit value per call: only needs to differ between attempts, O_EXCL does the rest */
@@ -220,26 +209,7 @@ sfl_split_path(const char *path, const char **out_base)
 static bool
 sfl_parse_temp_suffix(const char *rest, const char *host, int64_t *pid)
 {
-	const char *last = strrchr(rest, '.');
-	const char *dot;
-	int64_t value = 0;
-
-	if (last == NULL || last == rest || last[1] == '\0')
-		return false;
-	dot = last - 1;
-	while (dot > rest && *dot != '.')
-		dot--;
-	if (*dot != '.' || dot + 1 == last)
-		return false;
-	if ((size_t)(dot - rest) != strlen(host) || strncmp(rest, host, (size_t)(dot - rest)) != 0)
-		return false;
-	for (const char *p = dot + 1; p < last; p++) {
-		if (*p < '0' || *p > '9' || value > (INT64_MAX - 9) / 10)
-			return false;
-		value = value * 10 + (*p - '0');
-	}
-	*pid = value;
-	return true;
+	return sfl_platform_parse_temp_suffix(rest, host, false, pid);
 }
 
 /*
@@ -571,9 +541,6 @@ sfl_read_holder(int fd, int64_t *pid, char *host, size_t host_len)
 {
 	char text[SFL_LOCK_TEXT_MAX];
 	ssize_t n;
-	char *end;
-	char *nl;
-	long long value;
 
 	do {
 		n = pread(fd, text, sizeof(text) - 1, 0);
@@ -581,17 +548,7 @@ sfl_read_holder(int fd, int64_t *pid, char *host, size_t host_len)
 	if (n <= 0)
 		return false;
 	text[n] = '\0';
-	nl = strchr(text, '\n');
-	if (nl == NULL)
-		return false;
-	*nl = '\0';
-	errno = 0;
-	value = strtoll(text, &end, 10);
-	if (errno != 0 || end == text || value <= 0 || *end != ' ' || end[1] == '\0')
-		return false;
-	*pid = value;
-	snprintf(host, host_len, "%s", end + 1);
-	return true;
+	return sfl_platform_parse_holder(text, pid, host, host_len);
 }
 
 SflPlatformStatus

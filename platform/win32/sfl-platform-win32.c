@@ -23,6 +23,7 @@
 #include <shlobj.h>
 
 #include "sfl-platform.h"
+#include "sfl-platform-private.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -34,9 +35,6 @@
 
 /* DNS hostnames are at most 255 bytes; UTF-8 of a NetBIOS fallback fits as well */
 #define SFL_HOSTNAME_MAX 256
-
-/* what makes a temp file recognisable as ours: ".<basename>.sfl-tmp.<host>.<pid>.<random>" */
-#define SFL_TMP_MARKER ".sfl-tmp."
 
 /* a holder's "pid hostname\n" line is short; anything longer is not ours */
 #define SFL_LOCK_TEXT_MAX 320
@@ -92,16 +90,13 @@ static SflPlatformStatus
 sfl_set_error(SflPlatformError *error, SflPlatformStatus status, int os_code, const char *fmt, ...)
 {
 	va_list ap;
+	SflPlatformStatus result;
 
-	if (error == NULL)
-		return status;
-	error->status = status;
-	error->os_code = os_code;
-	error->access_denied = os_code == ERROR_ACCESS_DENIED;
 	va_start(ap, fmt);
-	vsnprintf(error->message, sizeof(error->message), fmt, ap);
+	result = sfl_platform_error_vset(error, status, os_code, os_code == ERROR_ACCESS_DENIED,
+					 fmt, ap);
 	va_end(ap);
-	return status;
+	return result;
 }
 
 /* "cannot <verb> <path>: <system text>" */
@@ -196,13 +191,7 @@ sfl_file_hostname(char *buf, size_t len)
 {
 	if (!sfl_raw_hostname(buf, len) || buf[0] == '\0')
 		snprintf(buf, len, "localhost");
-	for (char *p = buf; *p != '\0'; p++) {
-		char c = *p;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '-' || c == '.'))
-			*p = '_';
-	}
+	sfl_platform_sanitize_hostname(buf);
 }
 
 /* a fresh 64-bit value per call: only needs to differ between attempts, CREATE_NEW does the rest */
@@ -249,27 +238,7 @@ sfl_dir_prefix_len(const char *path)
 static bool
 sfl_parse_temp_suffix(const char *rest, const char *host, int64_t *pid)
 {
-	const char *last = strrchr(rest, '.');
-	const char *dot;
-	int64_t value = 0;
-
-	if (last == NULL || last == rest || last[1] == '\0')
-		return false;
-	dot = last - 1;
-	while (dot > rest && *dot != '.')
-		dot--;
-	if (*dot != '.' || dot + 1 == last)
-		return false;
-	if ((size_t)(dot - rest) != strlen(host) ||
-	    _strnicmp(rest, host, (size_t)(dot - rest)) != 0)
-		return false;
-	for (const char *p = dot + 1; p < last; p++) {
-		if (*p < '0' || *p > '9' || value > (INT64_MAX - 9) / 10)
-			return false;
-		value = value * 10 + (*p - '0');
-	}
-	*pid = value;
-	return true;
+	return sfl_platform_parse_temp_suffix(rest, host, true, pid);
 }
 
 /* builds "<prefix><name>" as a malloc()ed UTF-16 path */
@@ -627,24 +596,12 @@ sfl_read_holder(HANDLE h, int64_t *pid, char *host, size_t host_len)
 	char text[SFL_LOCK_TEXT_MAX];
 	OVERLAPPED ov;
 	DWORD got = 0;
-	char *end;
-	char *nl;
-	long long value;
 
 	memset(&ov, 0, sizeof(ov));
 	if (!ReadFile(h, text, sizeof(text) - 1, &got, &ov) || got == 0)
 		return false;
 	text[got] = '\0';
-	nl = strchr(text, '\n');
-	if (nl == NULL)
-		return false;
-	*nl = '\0';
-	value = strtoll(text, &end, 10);
-	if (end == text || value <= 0 || value == LLONG_MAX || *end != ' ' || end[1] == '\0')
-		return false;
-	*pid = value;
-	snprintf(host, host_len, "%s", end + 1);
-	return true;
+	return sfl_platform_parse_holder(text, pid, host, host_len);
 }
 
 SflPlatformStatus

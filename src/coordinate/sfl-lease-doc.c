@@ -14,6 +14,7 @@
 #include "sfl-error.h"
 #include "sfl-platform-glib.h"
 #include "sfl-platform.h"
+#include "sfl-pyjson.h"
 
 /* lease files are tiny; anything bigger is not one */
 #define SFL_LEASE_MAX_BYTES (64 * 1024)
@@ -123,53 +124,6 @@ sfl_lease_doc_expired(const SflLeaseDoc *doc, gint64 now_usec)
 	return doc->state != SFL_LEASE_VALID || now_usec >= doc->expires_at_usec;
 }
 
-/* python's json.dumps string form with ensure_ascii: everything outside 0x20..0x7e is escaped */
-static void
-sfl_lease_doc_append_string(GString *out, const gchar *text)
-{
-	g_autofree gchar *valid = g_utf8_make_valid(text, -1);
-
-	g_string_append_c(out, '"');
-	for (const gchar *p = valid; *p != '\0'; p = g_utf8_next_char(p)) {
-		gunichar c = g_utf8_get_char(p);
-		switch (c) {
-		case '"':
-			g_string_append(out, "\\\"");
-			break;
-		case '\\':
-			g_string_append(out, "\\\\");
-			break;
-		case '\n':
-			g_string_append(out, "\\n");
-			break;
-		case '\r':
-			g_string_append(out, "\\r");
-			break;
-		case '\t':
-			g_string_append(out, "\\t");
-			break;
-		case '\b':
-			g_string_append(out, "\\b");
-			break;
-		case '\f':
-			g_string_append(out, "\\f");
-			break;
-		default:
-			if (c >= 0x20 && c <= 0x7e) {
-				g_string_append_c(out, (gchar)c);
-			} else if (c > 0xffff) {
-				/* astral characters become a utf-16 surrogate pair, as in python */
-				g_string_append_printf(out, "\\u%04x\\u%04x",
-						       0xd800 + ((c - 0x10000) >> 10),
-						       0xdc00 + ((c - 0x10000) & 0x3ff));
-			} else {
-				g_string_append_printf(out, "\\u%04x", c);
-			}
-		}
-	}
-	g_string_append_c(out, '"');
-}
-
 /* 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the range python's datetime (and GDateTime) has */
 #define SFL_LEASE_MIN_UNIX G_GINT64_CONSTANT(-62135596800)
 #define SFL_LEASE_MAX_UNIX G_GINT64_CONSTANT(253402300799)
@@ -225,7 +179,7 @@ sfl_lease_doc_serialize(const gchar *holder, gint64 expires_at_usec, guint64 epo
 
 	out = g_string_sized_new(96);
 	g_string_append(out, "{\"holder\": ");
-	sfl_lease_doc_append_string(out, holder);
+	sfl_pyjson_append_string(out, holder);
 	g_string_append(out, ", \"expires_at\": \"");
 	sfl_lease_doc_append_isoformat(out, expires_at_usec);
 	g_string_append_printf(out, "\", \"epoch\": %" G_GUINT64_FORMAT "}", epoch);

@@ -13,6 +13,7 @@
 
 #include "sfl-autocleanups.h"
 #include "sfl-error.h"
+#include "sfl-pyjson.h"
 
 struct _SflStateDoc {
 	GPtrArray *keys;    /* insertion order, owns the strings */
@@ -238,50 +239,6 @@ sfl_state_doc_parse(const gchar *data, gsize len, const gchar *origin, GError **
 	return g_steal_pointer(&doc);
 }
 
-/* Python's json.dumps string form with ensure_ascii: everything outside 0x20..0x7e escaped */
-static void
-sfl_state_append_json_string(GString *out, const gchar *text)
-{
-	g_string_append_c(out, '"');
-	for (const gchar *p = text; *p != '\0'; p = g_utf8_next_char(p)) {
-		gunichar c = g_utf8_get_char(p);
-		switch (c) {
-		case '"':
-			g_string_append(out, "\\\"");
-			break;
-		case '\\':
-			g_string_append(out, "\\\\");
-			break;
-		case '\n':
-			g_string_append(out, "\\n");
-			break;
-		case '\r':
-			g_string_append(out, "\\r");
-			break;
-		case '\t':
-			g_string_append(out, "\\t");
-			break;
-		case '\b':
-			g_string_append(out, "\\b");
-			break;
-		case '\f':
-			g_string_append(out, "\\f");
-			break;
-		default:
-			if (c >= 0x20 && c <= 0x7e) {
-				g_string_append_c(out, (gchar)c);
-			} else if (c > 0xffff) {
-				gunichar v = c - 0x10000;
-				g_string_append_printf(out, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
-						       0xdc00 + (v & 0x3ff));
-			} else {
-				g_string_append_printf(out, "\\u%04x", c);
-			}
-		}
-	}
-	g_string_append_c(out, '"');
-}
-
 /**
  * sfl_state_doc_serialize:
  * @doc: a document
@@ -299,9 +256,9 @@ sfl_state_doc_serialize(const SflStateDoc *doc, gsize *len)
 		const gchar *key = g_ptr_array_index(doc->keys, i);
 		if (i > 0)
 			g_string_append(out, ", ");
-		sfl_state_append_json_string(out, key);
+		sfl_pyjson_append_string(out, key);
 		g_string_append(out, ": ");
-		sfl_state_append_json_string(out, g_hash_table_lookup(doc->values, key));
+		sfl_pyjson_append_string(out, g_hash_table_lookup(doc->values, key));
 	}
 	g_string_append_c(out, '}');
 	if (len != NULL)

@@ -88,6 +88,7 @@ link() {
 
 # in parallel: <windows.h> and <shlobj.h> make each file take seconds
 compile sfl-platform-win32.o "$root/platform/win32/sfl-platform-win32.c"
+compile sfl-platform-common.o "$root/platform/sfl-platform-common.c"
 compile test-platform.o "$here/test-platform.c"
 compile test-platform-proc-win32.o "$here/test-platform-proc-win32.c"
 exes=test-platform.exe
@@ -102,9 +103,10 @@ if [ -f "$root/platform/win32/sfl-service-win32.c" ] && [ -s "$here/test-service
 	exes="$exes test-service-win32.exe"
 fi
 compiled
-link test-platform.exe sfl-platform-win32.o test-platform.o test-platform-proc-win32.o
+link test-platform.exe sfl-platform-win32.o sfl-platform-common.o test-platform.o \
+	test-platform-proc-win32.o
 case $exes in
-*test-scm.exe*) link test-scm.exe sfl-scm.o sfl-platform-win32.o test-scm.o ;;
+*test-scm.exe*) link test-scm.exe sfl-scm.o sfl-platform-win32.o sfl-platform-common.o test-scm.o ;;
 esac
 case $exes in
 *test-service-win32.exe*)

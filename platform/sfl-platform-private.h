@@ -1,0 +1,28 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+/*
+ * Pure helpers both OS halves share (platform/sfl-platform-common.c), so the temp-file and
+ * lock-file formats cannot drift between POSIX and Windows. Not for use outside platform/.
+ */
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sfl-platform.h"
+
+/* what makes a temp file recognisable as ours: ".<basename>.sfl-tmp.<host>.<pid>.<random>" */
+#define SFL_TMP_MARKER ".sfl-tmp."
+
+SflPlatformStatus
+sfl_platform_error_vset(SflPlatformError *error, SflPlatformStatus status, int os_code,
+			bool access_denied, const char *fmt, va_list ap);
+void sfl_platform_sanitize_hostname(char *buf);
+bool
+sfl_platform_parse_temp_suffix(const char *rest, const char *host, bool ignore_case, int64_t *pid);
+bool sfl_platform_parse_holder(char *text, int64_t *pid, char *host, size_t host_len);

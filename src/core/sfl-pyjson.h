@@ -1,0 +1,19 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * JSON text exactly as Python's json.dumps writes it with its defaults (ensure_ascii): the
+ * checkpoint and lease documents must be byte-identical to the original's so both
+ * implementations can share them, and so replays re-emit identical bytes.
+ */
+
+void sfl_pyjson_append_string(GString *out, const gchar *utf8);
+
+G_END_DECLS
