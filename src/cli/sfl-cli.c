@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sfl-app.h"
 #include "sfl-cli-state.h"
 #include "sfl-config.h"
 #include "sfl-error.h"
@@ -65,6 +66,8 @@ sfl_cli_check(const gchar *config_path)
 	g_auto(GStrv) envp = g_get_environ();
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflConfig) config = NULL;
+	g_autoptr(SflCheckpointStore) store = NULL;
+	g_autoptr(SflCoordinator) coordinator = NULL;
 
 	config = sfl_config_load(config_path, envp, &error);
 	if (config == NULL) {
@@ -73,6 +76,15 @@ sfl_cli_check(const gchar *config_path)
 			n += *p == '\n';
 		sfl_cli_print_problems(error, "");
 		fprintf(stderr, "config check FAILED: %u problem%s\n", n, n == 1 ? "" : "s");
+		return sfl_error_to_exit_code(error);
+	}
+	/* wiring: build (never open or start) what `run` would, so unsupported choices show here */
+	store = sfl_app_build_store(config, sfl_app_store_wants_exclusive(config), &error);
+	if (store != NULL)
+		coordinator = sfl_app_build_coordinator(config, &error);
+	if (store == NULL || coordinator == NULL) {
+		sfl_cli_print_problems(error, "");
+		fprintf(stderr, "config check FAILED: 1 problem\n");
 		return sfl_error_to_exit_code(error);
 	}
 	printf("config check OK\n");

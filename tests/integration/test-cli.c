@@ -499,6 +499,18 @@ test_cli_config_artifacts(TestCliFixture *fixture, gconstpointer user_data)
 
 /* --- check: accepted configurations -------------------------------------------------------- */
 
+/* check builds what run would: a backend this build cannot construct fails here, exit 2 */
+static void
+test_cli_check_wiring(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autofree gchar *path =
+		test_cli_good_config(fixture, "state:\n  store: s3\n  s3: {bucket: b}\n");
+	g_autoptr(TestCliResult) res = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
+
+	test_cli_assert_exit(res, 2);
+	test_cli_assert_problem(res, "state.store", "not available in this build", NULL);
+}
+
 static void
 test_cli_check_good(TestCliFixture *fixture, gconstpointer user_data)
 {
@@ -1375,6 +1387,7 @@ main(int argc, char **argv)
 	TEST_CLI_ADD("/sfl/cli/config-artifacts", test_cli_config_artifacts);
 
 	TEST_CLI_ADD("/sfl/cli/check/good", test_cli_check_good);
+	TEST_CLI_ADD("/sfl/cli/check/wiring", test_cli_check_wiring);
 	TEST_CLI_ADD("/sfl/cli/check/example", test_cli_check_example);
 	TEST_CLI_ADD("/sfl/cli/check/blank-inline-secret", test_cli_check_blank_inline_secret);
 	TEST_CLI_ADD("/sfl/cli/check/unknown-key", test_cli_check_unknown_key);
