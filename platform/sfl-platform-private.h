@@ -19,9 +19,15 @@
 /* what makes a temp file recognisable as ours: ".<basename>.sfl-tmp.<host>.<pid>.<random>" */
 #define SFL_TMP_MARKER ".sfl-tmp."
 
+#if defined(__GNUC__) || defined(__clang__)
+#define SFL_PLATFORM_VPRINTF(fmt_idx) __attribute__((format(printf, fmt_idx, 0)))
+#else
+#define SFL_PLATFORM_VPRINTF(fmt_idx)
+#endif
+
 SflPlatformStatus
 sfl_platform_error_vset(SflPlatformError *error, SflPlatformStatus status, int os_code,
-			bool access_denied, const char *fmt, va_list ap);
+			bool access_denied, const char *fmt, va_list ap) SFL_PLATFORM_VPRINTF(5);
 void sfl_platform_sanitize_hostname(char *buf);
 bool
 sfl_platform_parse_temp_suffix(const char *rest, const char *host, bool ignore_case, int64_t *pid);
