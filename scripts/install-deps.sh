@@ -8,7 +8,7 @@ PACKAGES="
 	clang clang-format libclang-rt-14-dev
 	libglib2.0-dev libglib2.0-bin
 	libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev zlib1g-dev
-	libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev
+	libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 	libsnappy-dev libavro-dev libsoup-3.0-dev
 	python3 python3-yaml python3-grpcio python3-protobuf python3-snappy
 	python3-avro python3-jwt python3-botocore

@@ -16,4 +16,7 @@ G_BEGIN_DECLS
 
 void sfl_pyjson_append_string(GString *out, const gchar *utf8);
 
+/* plain JSON with UTF-8 kept as is (Loki push bodies) */
+void sfl_json_append_utf8(GString *out, const gchar *s, gsize len);
+
 G_END_DECLS

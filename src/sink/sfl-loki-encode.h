@@ -1,0 +1,77 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <glib.h>
+
+#include "sfl-entry.h"
+
+G_BEGIN_DECLS
+
+/*
+ * Batch → Loki push body, as pure functions: no network, no main loop, callable from a worker
+ * thread. Both encodings share one stream layout:
+ *
+ * - checkpoint-only entries are skipped;
+ * - entries are grouped into streams by label set, streams in order of first appearance;
+ * - within a stream entries are in timestamp order, batch order among equal timestamps.
+ *
+ * protobuf: logproto.PushRequest{streams: [StreamAdapter{labels: "{k=\"v\", ...}", entries:
+ *   [EntryAdapter{timestamp: {seconds, nanos}, line, structured_metadata: [{name, value}]
+ *   sorted by name}]}]}, serialised, then one snappy raw block (not the framing format).
+ *   Content-Type application/x-protobuf, Content-Encoding snappy.
+ *
+ * json: {"streams": [{"stream": {"k": "v", ...}, "values": [["<unix ns>", "<line>",
+ *   {"<name>": "<value>", ...}], ...]}]}; the third element only when the entry has structured
+ *   metadata, in the entry's own order. Content-Type application/json; gzip (with its header)
+ *   and Content-Encoding gzip when asked for, else identity.
+ *
+ * A batch with no real entries encodes to a request with no streams, which Loki answers with
+ * 422: callers do not send it.
+ */
+
+/**
+ * SflLokiEncoding:
+ * @SFL_LOKI_ENCODING_PROTOBUF: snappy-compressed protobuf (the default)
+ * @SFL_LOKI_ENCODING_JSON: the JSON push body
+ */
+typedef enum {
+	SFL_LOKI_ENCODING_PROTOBUF,
+	SFL_LOKI_ENCODING_JSON,
+} SflLokiEncoding;
+
+/**
+ * SflLokiCompression:
+ * @SFL_LOKI_COMPRESSION_NONE: identity
+ * @SFL_LOKI_COMPRESSION_GZIP: gzip; applies to JSON only, protobuf is always snappy
+ */
+typedef enum {
+	SFL_LOKI_COMPRESSION_NONE,
+	SFL_LOKI_COMPRESSION_GZIP,
+} SflLokiCompression;
+
+/* the original's marker: U+2026, then the untruncated length in bytes */
+#define SFL_LOKI_TRUNCATION_MARKER_FMT "\xe2\x80\xa6[truncated, original %" G_GSIZE_FORMAT " bytes]"
+
+gsize sfl_loki_truncate_line(gchar *line, gsize len, gsize max_line_bytes);
+
+gboolean sfl_loki_label_name_is_valid(const gchar *name);
+gchar *sfl_loki_label_string(const SflLabelPair *pairs, guint n_pairs, gsize *len,
+			     GError **error) G_GNUC_WARN_UNUSED_RESULT;
+
+GBytes *
+sfl_loki_encode_push_request(const SflBatch *batch, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+GBytes *sfl_loki_encode_protobuf(const SflBatch *batch, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+GBytes *sfl_loki_encode_json(const SflBatch *batch, SflLokiCompression compression,
+			     GError **error) G_GNUC_WARN_UNUSED_RESULT;
+GBytes *sfl_loki_encode(const SflBatch *batch, SflLokiEncoding encoding,
+			SflLokiCompression compression, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+GBytes *
+sfl_loki_snappy_compress(const guint8 *data, gsize len, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+
+const gchar *sfl_loki_content_type(SflLokiEncoding encoding);
+const gchar *sfl_loki_content_encoding(SflLokiEncoding encoding, SflLokiCompression compression);
+
+G_END_DECLS
