@@ -8,9 +8,15 @@
 
 #include "sfl-run.h"
 
+#include "sfl-gsource.h"
+
 #include "sfl-log.h"
 #include "sfl-app.h"
+#include "sfl-curl-loop.h"
+#include "sfl-error.h"
 #include "sfl-leadership.h"
+#include "sfl-loki-sink.h"
+#include "sfl-pipeline.h"
 #include "sfl-platform.h"
 #include "sfl-redact.h"
 
@@ -42,21 +48,17 @@ typedef struct {
 	GSource *os_stop_source; /* woken by stop requests from OS threads */
 	gint os_stop_requests;	 /* (atomic) */
 	SflLeadership *leadership;
+	SflCheckpointStore *store;
+	SflSink *sink;
+	SflPipeline *pipeline; /* the current leadership term's, or NULL */
+	gboolean failed;       /* a runtime failure ends the run with exit 1 */
+	GError *failure;
 } SflRunner;
-
-static void
-sfl_runner_clear_source(GSource **source)
-{
-	if (*source != NULL) {
-		g_source_destroy(*source);
-		g_clear_pointer(source, g_source_unref);
-	}
-}
 
 static void
 sfl_runner_clear_grace(SflRunner *runner)
 {
-	sfl_runner_clear_source(&runner->grace_source);
+	sfl_clear_source(&runner->grace_source);
 }
 
 /* one warning per failure; the log writer folds identical repeats (a failing watchdog) */
@@ -214,7 +216,7 @@ sfl_runner_remove_os_stop(SflRunner *runner)
 {
 	/* returns only when no callback runs any more, so the source can go */
 	sfl_platform_set_stop_handler(NULL, NULL);
-	sfl_runner_clear_source(&runner->os_stop_source);
+	sfl_clear_source(&runner->os_stop_source);
 }
 
 static void
@@ -259,17 +261,74 @@ sfl_run_log_level(gint level)
 	return SFL_LOG_LEVEL_INFO;
 }
 
-/* one leadership term: the pipeline run starts and stops here as it arrives */
 static void
-sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
+sfl_run_pipeline_fenced_cb(SflPipeline *pipeline, SflLane lane, const GError *error,
+			   gpointer user_data)
 {
-	g_message("leader: starting the pipeline run (no sources are configured yet)");
+	SflRunner *runner = user_data;
+	/* another replica leads: stand by in place, never exit (architecture §5 rule 5) */
+	sfl_leadership_handle_commit_error(runner->leadership, error);
 }
 
 static void
+sfl_run_pipeline_error_cb(SflPipeline *pipeline, SflLane lane, const GError *error,
+			  gpointer user_data)
+{
+	SflRunner *runner = user_data;
+
+	g_warning("the %s lane stopped: %s; exiting", sfl_lane_to_string(lane), error->message);
+	if (runner->failure == NULL)
+		runner->failure = g_error_copy(error);
+	runner->failed = TRUE;
+	sfl_runner_stop_cb(runner);
+}
+
+/* one leadership term: a fresh pipeline run on every acquisition */
+static void
+sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	const SflPipelineCallbacks callbacks = {
+		.error = sfl_run_pipeline_error_cb,
+		.fenced = sfl_run_pipeline_fenced_cb,
+	};
+
+	runner->pipeline = sfl_pipeline_new(&runner->config->data.sink.loki.batch, runner->sink,
+					    runner->store, clock);
+	sfl_pipeline_set_callbacks(runner->pipeline, &callbacks, runner);
+	g_message("leader: pipeline run started (no sources are configured yet)");
+}
+
+static void
+sfl_run_pipeline_stopped_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	SflPipelineCounters counters = { 0 };
+
+	sfl_pipeline_stop_finish(SFL_PIPELINE(source), result, NULL);
+	sfl_pipeline_get_counters(SFL_PIPELINE(source), &counters);
+	g_message("pipeline run stopped: %" G_GUINT64_FORMAT " entries pushed, %" G_GUINT64_FORMAT
+		  " commits, %" G_GUINT64_FORMAT " abandoned uncommitted",
+		  counters.pushed_entries, counters.commits, counters.abandoned_entries);
+	g_object_unref(source);
+	runner->pending_stops--;
+	if (runner->pending_stops == 0 && runner->state == SFL_RUN_STATE_STOPPING)
+		sfl_runner_finish(runner, "stop requested");
+}
+
+/* the term ended: drain what was accepted within the grace, commit it, abandon the rest */
+static void
 sfl_run_stop_term(SflLeadership *leadership, gpointer user_data)
 {
-	g_message("pipeline run stopped");
+	SflRunner *runner = user_data;
+	SflPipeline *pipeline = g_steal_pointer(&runner->pipeline);
+
+	if (pipeline == NULL)
+		return;
+	runner->pending_stops++;
+	sfl_pipeline_stop_async(pipeline, runner->config->data.service.shutdown_grace, NULL,
+				sfl_run_pipeline_stopped_cb, runner);
 }
 
 static void
@@ -287,7 +346,7 @@ sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 		for (guint i = 0; i < stop_sources->len; i++)
 			g_source_destroy(g_ptr_array_index(stop_sources, i));
 	}
-	sfl_runner_clear_source(&runner->watchdog_source);
+	sfl_clear_source(&runner->watchdog_source);
 	sfl_runner_clear_grace(runner);
 	g_main_context_unref(runner->context);
 	sfl_log_flush_repeats();
@@ -346,6 +405,8 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_autoptr(SflCheckpointStore) store = NULL;
 	g_autoptr(SflCoordinator) coordinator = NULL;
 	g_autoptr(SflLeadership) leadership = NULL;
+	g_autoptr(SflCurlLoop) curl_loop = NULL;
+	g_autoptr(SflSink) sink = NULL;
 
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -392,6 +453,17 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		sfl_run_teardown(&runner, stop_sources);
 		return FALSE;
 	}
+	curl_loop = sfl_curl_loop_new();
+	sink = sfl_loki_sink_new(curl_loop, &config->data.sink.loki, error);
+	if (sink == NULL) {
+		g_prefix_error(error, "cannot set up the Loki sink: ");
+		g_clear_object(&coordinator);
+		g_clear_object(&store);
+		sfl_run_teardown(&runner, stop_sources);
+		return FALSE;
+	}
+	runner.store = store;
+	runner.sink = sink;
 	leadership = sfl_leadership_new(store, coordinator, sfl_app_coordinator_is_fenced(config));
 	sfl_leadership_set_hooks(leadership, sfl_run_start_term, sfl_run_stop_term,
 				 sfl_run_status_changed, &runner);
@@ -406,10 +478,21 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	runner.leadership = NULL;
 	g_clear_object(&leadership);
 	g_clear_object(&coordinator);
+	runner.sink = NULL;
+	runner.store = NULL;
+	g_clear_object(&sink);
+	g_clear_object(&curl_loop);
 	/* the lock goes when the store does; let its worker tasks finish first */
 	g_clear_object(&store);
 	while (g_main_context_iteration(runner.context, FALSE))
 		;
 	sfl_run_teardown(&runner, stop_sources);
+	if (runner.failed) {
+		if (runner.failure != NULL)
+			g_propagate_error(error, g_steal_pointer(&runner.failure));
+		else
+			g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INTERNAL, "the run failed");
+		return FALSE;
+	}
 	return TRUE;
 }

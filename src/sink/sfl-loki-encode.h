@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "sfl-config.h"
 #include "sfl-entry.h"
 
 G_BEGIN_DECLS
@@ -32,25 +33,11 @@ G_BEGIN_DECLS
  * 422: callers do not send it.
  */
 
-/**
- * SflLokiEncoding:
- * @SFL_LOKI_ENCODING_PROTOBUF: snappy-compressed protobuf (the default)
- * @SFL_LOKI_ENCODING_JSON: the JSON push body
+/*
+ * The encoding and compression enums are the configuration's (sfl-config.h): protobuf is
+ * always snappy; JSON is gzip when compression is SFL_LOKI_COMPRESSION_GZIP and plain
+ * otherwise, as in the original (original-behaviour §3.3).
  */
-typedef enum {
-	SFL_LOKI_ENCODING_PROTOBUF,
-	SFL_LOKI_ENCODING_JSON,
-} SflLokiEncoding;
-
-/**
- * SflLokiCompression:
- * @SFL_LOKI_COMPRESSION_NONE: identity
- * @SFL_LOKI_COMPRESSION_GZIP: gzip; applies to JSON only, protobuf is always snappy
- */
-typedef enum {
-	SFL_LOKI_COMPRESSION_NONE,
-	SFL_LOKI_COMPRESSION_GZIP,
-} SflLokiCompression;
 
 /* the original's marker: U+2026, then the untruncated length in bytes */
 #define SFL_LOKI_TRUNCATION_MARKER_FMT "\xe2\x80\xa6[truncated, original %" G_GSIZE_FORMAT " bytes]"

@@ -1,0 +1,48 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <curl/curl.h>
+#include <glib-object.h>
+
+G_BEGIN_DECLS
+
+/*
+ * SflCurlLoop: one CURLM driven by GSources on the thread-default GMainContext of the thread
+ * that created it (architecture §3 and §9, style rule 17).
+ *
+ * - The socket callback keeps exactly one watch per socket. Watches are GIOChannel watches:
+ *   g_io_channel_unix_new() is part of glib.h on every platform (on Windows it accepts a
+ *   Winsock SOCKET), never closes the descriptor on unref, and so also covers descriptors that
+ *   curl opens itself, such as the threaded resolver's wake-up pair. A GSocket would take
+ *   ownership of the descriptor and close it behind curl's back.
+ * - The timer callback clears the old timer before arming a new one and arms nothing for -1.
+ * - Neither callback ever calls curl_multi_socket_action(); only watch and timer dispatches do.
+ * - Finished transfers are taken off the multi handle after curl_multi_socket_action()
+ *   returns and delivered from an idle source on the next dispatch.
+ *
+ * Threading: the creating thread only.
+ */
+
+#define SFL_TYPE_CURL_LOOP (sfl_curl_loop_get_type())
+G_DECLARE_FINAL_TYPE(SflCurlLoop, sfl_curl_loop, SFL, CURL_LOOP, GObject)
+
+/**
+ * SflCurlLoopDoneFunc:
+ * @easy: the finished handle, no longer attached to the multi handle
+ * @code: curl's result for the transfer
+ * @user_data: as given to sfl_curl_loop_add()
+ */
+typedef void (*SflCurlLoopDoneFunc)(CURL *easy, CURLcode code, gpointer user_data);
+
+SflCurlLoop *sfl_curl_loop_new(void) G_GNUC_WARN_UNUSED_RESULT;
+void sfl_curl_loop_set_ca_file(SflCurlLoop *self, const gchar *ca_file);
+const gchar *sfl_curl_loop_get_ca_file(SflCurlLoop *self);
+gboolean sfl_curl_loop_add(SflCurlLoop *self, CURL *easy, SflCurlLoopDoneFunc done,
+			   gpointer user_data, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+void sfl_curl_loop_remove(SflCurlLoop *self, CURL *easy);
+guint sfl_curl_loop_get_n_transfers(SflCurlLoop *self);
+
+G_END_DECLS

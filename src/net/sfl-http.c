@@ -1,0 +1,322 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflHttp"
+
+#include "config.h"
+
+#include "sfl-http.h"
+
+#include <string.h>
+
+#include "sfl-error.h"
+#include "sfl-gsource.h"
+#include "sfl-redact.h"
+
+struct _SflHttpResponse {
+	guint status;
+	GPtrArray *headers; /* "Name: value", of the last response only */
+	GBytes *body;
+	gboolean truncated;
+};
+
+typedef struct {
+	SflCurlLoop *loop;
+	CURL *easy;
+	struct curl_slist *headers;
+	GBytes *body;
+	GSource *cancel_source;
+	SflHttpResponse *response;
+	GByteArray *response_body;
+	gchar errbuf[CURL_ERROR_SIZE];
+} SflHttpRequest;
+
+static void
+sfl_http_request_free(SflHttpRequest *req)
+{
+	sfl_clear_source(&req->cancel_source);
+	if (req->easy != NULL) {
+		sfl_curl_loop_remove(req->loop, req->easy);
+		curl_easy_cleanup(req->easy);
+	}
+	curl_slist_free_all(req->headers);
+	g_clear_pointer(&req->body, g_bytes_unref);
+	g_clear_pointer(&req->response, sfl_http_response_free);
+	g_clear_pointer(&req->response_body, g_byte_array_unref);
+	g_clear_object(&req->loop);
+	g_free(req);
+}
+
+void
+sfl_http_response_free(SflHttpResponse *self)
+{
+	if (self == NULL)
+		return;
+	g_ptr_array_unref(self->headers);
+	g_clear_pointer(&self->body, g_bytes_unref);
+	g_free(self);
+}
+
+/**
+ * sfl_http_response_get_status:
+ * @self: a response
+ *
+ * Returns: the HTTP status code
+ */
+guint
+sfl_http_response_get_status(const SflHttpResponse *self)
+{
+	g_return_val_if_fail(self != NULL, 0);
+	return self->status;
+}
+
+/**
+ * sfl_http_response_get_header:
+ * @self: a response
+ * @name: a header name, any case
+ *
+ * Returns: (transfer none) (nullable): the last value of @name, without surrounding blanks
+ */
+const gchar *
+sfl_http_response_get_header(const SflHttpResponse *self, const gchar *name)
+{
+	gsize name_len = 0;
+
+	g_return_val_if_fail(self != NULL, NULL);
+	g_return_val_if_fail(name != NULL, NULL);
+	name_len = strlen(name);
+	for (guint i = self->headers->len; i > 0; i--) {
+		const gchar *line = g_ptr_array_index(self->headers, i - 1);
+
+		if (g_ascii_strncasecmp(line, name, name_len) == 0 && line[name_len] == ':')
+			return line + name_len + 1;
+	}
+	return NULL;
+}
+
+/**
+ * sfl_http_response_get_body:
+ * @self: a response
+ *
+ * Returns: (transfer none): the body, at most %SFL_HTTP_MAX_BODY bytes of it
+ */
+GBytes *
+sfl_http_response_get_body(const SflHttpResponse *self)
+{
+	g_return_val_if_fail(self != NULL, NULL);
+	return self->body;
+}
+
+/**
+ * sfl_http_response_get_body_truncated:
+ * @self: a response
+ *
+ * Returns: %TRUE when the peer sent more than %SFL_HTTP_MAX_BODY bytes
+ */
+gboolean
+sfl_http_response_get_body_truncated(const SflHttpResponse *self)
+{
+	g_return_val_if_fail(self != NULL, FALSE);
+	return self->truncated;
+}
+
+static size_t
+sfl_http_write_cb(char *data, size_t size, size_t nmemb, void *user_data)
+{
+	SflHttpRequest *req = user_data;
+	gsize len = size * nmemb;
+	gsize room = SFL_HTTP_MAX_BODY - MIN(req->response_body->len, SFL_HTTP_MAX_BODY);
+
+	if (len > room)
+		req->response->truncated = TRUE;
+	g_byte_array_append(req->response_body, (const guint8 *)data, (guint)MIN(len, room));
+	return len;
+}
+
+static size_t
+sfl_http_header_cb(char *data, size_t size, size_t nmemb, void *user_data)
+{
+	SflHttpRequest *req = user_data;
+	gsize len = size * nmemb;
+	g_autofree gchar *line = g_strndup(data, len);
+	gchar *colon = NULL;
+
+	g_strchomp(line);
+	/* a new status line (interim 1xx response) starts a new header set */
+	if (g_str_has_prefix(line, "HTTP/")) {
+		g_ptr_array_set_size(req->response->headers, 0);
+		return len;
+	}
+	colon = strchr(line, ':');
+	if (colon == NULL || colon == line)
+		return len;
+	g_strchug(colon + 1);
+	g_ptr_array_add(req->response->headers, g_steal_pointer(&line));
+	return len;
+}
+
+static void
+sfl_http_done_cb(CURL *easy, CURLcode code, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	SflHttpRequest *req = g_task_get_task_data(task);
+	long status = 0;
+
+	sfl_clear_source(&req->cancel_source);
+	if (code != CURLE_OK) {
+		g_autofree gchar *detail = sfl_redact(req->errbuf[0] != '\0' ? req->errbuf : "");
+
+		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
+					"HTTP transfer failed: %s%s%s", curl_easy_strerror(code),
+					detail[0] != '\0' ? ": " : "", detail);
+		return;
+	}
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+	req->response->status = (guint)status;
+	req->response->body = g_byte_array_free_to_bytes(g_steal_pointer(&req->response_body));
+	g_task_return_pointer(task, g_steal_pointer(&req->response),
+			      (GDestroyNotify)sfl_http_response_free);
+}
+
+static gboolean
+sfl_http_cancelled_cb(GCancellable *cancellable, gpointer user_data)
+{
+	GTask *task = G_TASK(user_data);
+	SflHttpRequest *req = g_task_get_task_data(task);
+
+	(void)cancellable;
+	sfl_clear_source(&req->cancel_source);
+	/* dispatched from the main loop, never from inside a curl callback */
+	sfl_curl_loop_remove(req->loop, req->easy);
+	g_task_return_error_if_cancelled(task);
+	/* drop the reference the transfer held */
+	g_object_unref(task);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
+	       const gchar *const *headers, guint timeout_ms, GError **error)
+{
+	const gchar *ca_file = sfl_curl_loop_get_ca_file(req->loop);
+	CURL *easy = req->easy;
+	CURLcode rc = CURLE_OK;
+
+	for (guint i = 0; headers != NULL && headers[i] != NULL; i++)
+		req->headers = curl_slist_append(req->headers, headers[i]);
+	/* no "Expect: 100-continue" round trip before large bodies */
+	req->headers = curl_slist_append(req->headers, "Expect:");
+
+	rc |= curl_easy_setopt(easy, CURLOPT_URL, url);
+	rc |= curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc |= curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	rc |= curl_easy_setopt(easy, CURLOPT_USERAGENT, "sf2loki/" PACKAGE_VERSION);
+	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (ca_file != NULL)
+		rc |= curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+	rc |= curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+	rc |= curl_easy_setopt(easy, CURLOPT_HTTPHEADER, req->headers);
+	rc |= curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->errbuf);
+	rc |= curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sfl_http_write_cb);
+	rc |= curl_easy_setopt(easy, CURLOPT_WRITEDATA, req);
+	rc |= curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, sfl_http_header_cb);
+	rc |= curl_easy_setopt(easy, CURLOPT_HEADERDATA, req);
+	if (timeout_ms > 0)
+		rc |= curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	if (req->body != NULL) {
+		gsize len = 0;
+		gconstpointer data = g_bytes_get_data(req->body, &len);
+
+		rc |= curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+		rc |= curl_easy_setopt(easy, CURLOPT_POSTFIELDS, len > 0 ? data : "");
+	}
+	if (g_strcmp0(method, "GET") == 0 && req->body == NULL)
+		rc |= curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+	else if (g_strcmp0(method, "POST") != 0 || req->body == NULL)
+		rc |= curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
+	if (rc != CURLE_OK) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INTERNAL,
+			    "cannot configure HTTP request: %s", curl_easy_strerror(rc));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * sfl_http_request_async:
+ * @loop: the curl loop
+ * @method: "GET", "POST", ...
+ * @url: an http or https URL
+ * @headers: (nullable) (array zero-terminated=1): "Name: value" strings
+ * @body: (nullable): the request body, kept alive until the request finishes
+ * @timeout_ms: the whole request's deadline, 0 for none
+ * @cancellable: (nullable): aborts the request
+ * @callback: completion
+ * @user_data: for @callback
+ */
+void
+sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+		       const gchar *const *headers, GBytes *body, guint timeout_ms,
+		       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	g_autoptr(GError) error = NULL;
+	SflHttpRequest *req = NULL;
+
+	g_return_if_fail(SFL_IS_CURL_LOOP(loop));
+	g_return_if_fail(method != NULL);
+	g_return_if_fail(url != NULL);
+
+	task = g_task_new(NULL, cancellable, callback, user_data);
+	g_task_set_source_tag(task, sfl_http_request_async);
+	req = g_new0(SflHttpRequest, 1);
+	req->loop = g_object_ref(loop);
+	req->body = body != NULL ? g_bytes_ref(body) : NULL;
+	req->response = g_new0(SflHttpResponse, 1);
+	req->response->headers = g_ptr_array_new_with_free_func(g_free);
+	req->response_body = g_byte_array_new();
+	g_task_set_task_data(task, req, (GDestroyNotify)sfl_http_request_free);
+
+	if (g_task_return_error_if_cancelled(task))
+		return;
+	req->easy = curl_easy_init();
+	if (req->easy == NULL) {
+		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL,
+					"cannot create a curl handle");
+		return;
+	}
+	if (!sfl_http_setup(req, method, url, headers, timeout_ms, &error)) {
+		g_task_return_error(task, g_steal_pointer(&error));
+		return;
+	}
+	/* the transfer holds one task reference until it finishes or is cancelled */
+	if (!sfl_curl_loop_add(loop, req->easy, sfl_http_done_cb, g_object_ref(task), &error)) {
+		g_object_unref(task);
+		g_task_return_error(task, g_steal_pointer(&error));
+		return;
+	}
+	if (cancellable != NULL) {
+		req->cancel_source = g_cancellable_source_new(cancellable);
+		g_source_set_callback(req->cancel_source,
+				      (GSourceFunc)(void (*)(void))sfl_http_cancelled_cb, task,
+				      NULL);
+		g_source_attach(req->cancel_source, g_main_context_get_thread_default());
+	}
+}
+
+/**
+ * sfl_http_request_finish:
+ * @result: the result
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): the response, or %NULL on transport failure or cancellation
+ */
+SflHttpResponse *
+sfl_http_request_finish(GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, NULL), NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}

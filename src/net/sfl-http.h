@@ -1,0 +1,44 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sfl-curl-loop.h"
+
+G_BEGIN_DECLS
+
+/*
+ * One asynchronous HTTP request on an SflCurlLoop. Connections are reused through the loop's
+ * shared multi handle; TLS peer and host verification are always on (the loop's CA bundle, or
+ * the system store); no redirects are followed; the User-Agent is sf2loki/<version>.
+ *
+ * A transport failure finishes with SFL_ERROR_TRANSIENT and curl's description; any HTTP
+ * status, 4xx and 5xx included, is a response. Cancellation finishes with
+ * G_IO_ERROR_CANCELLED. The body kept is bounded by SFL_HTTP_MAX_BODY.
+ *
+ * Threading: the loop's thread.
+ */
+
+#define SFL_HTTP_MAX_BODY (64 * 1024)
+
+typedef struct _SflHttpResponse SflHttpResponse;
+
+void
+sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+		       const gchar *const *headers, GBytes *body, guint timeout_ms,
+		       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+SflHttpResponse *
+sfl_http_request_finish(GAsyncResult *result, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+
+guint sfl_http_response_get_status(const SflHttpResponse *self);
+const gchar *sfl_http_response_get_header(const SflHttpResponse *self, const gchar *name);
+GBytes *sfl_http_response_get_body(const SflHttpResponse *self);
+gboolean sfl_http_response_get_body_truncated(const SflHttpResponse *self);
+void sfl_http_response_free(SflHttpResponse *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflHttpResponse, sfl_http_response_free)
+
+G_END_DECLS

@@ -1,0 +1,1072 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflPipeline"
+
+#include "config.h"
+
+#include "sfl-pipeline.h"
+
+#include "sfl-gsource.h"
+
+#include "sfl-error.h"
+#include "sfl-pipeline-private.h"
+
+/*
+ * Per lane: a FIFO of items, the batch being accumulated, at most one delivery (a batch and
+ * its bisected parts, pushed one part at a time) and a commit queue. Every entry with a
+ * checkpoint key also gets a mark in its key's track, in FIFO order; a mark is set when its
+ * entry is disposed of (accepted, dropped, or a checkpoint-only entry flushed), and a key
+ * commits the value of the last mark of the longest run of set marks at the head of its
+ * track. That is the whole ordering rule: nothing commits past an entry still in flight, and
+ * an abandoned entry keeps its mark unset for good (SFL-0002).
+ */
+
+#define SFL_PIPELINE_BACKOFF_BASE_USEC ((gint64)G_USEC_PER_SEC)
+#define SFL_PIPELINE_BACKOFF_CAP_USEC  ((gint64)60 * G_USEC_PER_SEC)
+/* per-entry overhead in the byte budget, as the original charges it */
+#define SFL_PIPELINE_ENTRY_OVERHEAD 64
+
+/* one entry's place in its key's checkpoint sequence */
+typedef struct {
+	SflEntry *entry;
+	gboolean disposed;
+} SflKeyMark;
+
+typedef struct {
+	GQueue marks; /* SflKeyMark, FIFO order */
+	gboolean abandoned;
+} SflKeyTrack;
+
+typedef struct {
+	SflEntry *entry;
+	guint64 cost;
+	SflKeyMark *mark; /* (nullable): owned by the key's track */
+	gboolean disposed;
+} SflItem;
+
+typedef struct {
+	guint start;
+	guint len;
+} SflRange;
+
+typedef struct _SflLaneState SflLaneState;
+
+typedef struct {
+	SflLaneState *lane;
+	SflPipeline *push_ref; /* held while a push is in flight */
+	SflBatch *batch;       /* the real entries, lines capped */
+	GPtrArray *items;      /* SflItem, aligned with @batch; NULL once disposed of */
+	GArray *ranges;	       /* SflRange stack, the top is pushed next */
+	SflRange part;
+	SflBatch *part_batch;
+	guint attempt;
+	gboolean push_in_flight;
+	gboolean abandoned;
+	GSource *retry_timer;
+	GCancellable *cancellable;
+} SflDelivery;
+
+struct _SflLaneState {
+	SflPipeline *pipeline; /* borrowed back-pointer */
+	SflLane lane;
+	GQueue fifo; /* SflItem */
+	guint64 fifo_bytes;
+	gboolean refused; /* an offer was refused: owe the producer a writable call */
+	GPtrArray *acc;	  /* SflItem, the batch being filled */
+	guint64 acc_bytes;
+	guint acc_real;
+	gboolean acc_ready;
+	GSource *flush_timer;
+	SflDelivery *delivery;
+	GHashTable *keys; /* checkpoint key -> SflKeyTrack */
+	SflStateDoc *commit_pending;
+	SflStateDoc *commit_doc; /* the write in flight or waiting for its retry */
+	guint commit_attempt;
+	gboolean commit_in_flight;
+	GSource *commit_timer;
+	gboolean stopped; /* no more offers or pushes: a fatal sink result, or fenced */
+	gboolean fenced;  /* no more commits either */
+};
+
+struct _SflPipeline {
+	GObject parent_instance;
+	SflLokiBatchConfig config;
+	SflSink *sink;
+	SflCheckpointStore *store;
+	SflClock *clock;
+	GMainContext *context;
+	GRand *rand;
+	SflLaneState lanes[SFL_LANE_COUNT];
+	SflPipelineCallbacks callbacks;
+	gpointer callbacks_data;
+	SflPipelineCounters counters;
+	GSource *pump_source;
+	GSource *grace_timer;
+	GTask *stop_task;
+	gboolean stopping;
+	gboolean abandoning;
+};
+
+G_DEFINE_TYPE(SflPipeline, sfl_pipeline, G_TYPE_OBJECT)
+
+static void sfl_lane_pump(SflLaneState *lane);
+static void sfl_delivery_push(SflDelivery *delivery);
+static void sfl_lane_commit_kick(SflLaneState *lane);
+static void sfl_pipeline_check_stopped(SflPipeline *self);
+static void sfl_delivery_abandon(SflDelivery *delivery);
+
+static GSource *
+sfl_pipeline_timer_new(SflPipeline *self, gint64 delay_usec, GSourceFunc func, gpointer data)
+{
+	GSource *source = sfl_clock_timeout_source_new(self->clock, MAX(delay_usec, 0));
+
+	g_source_set_callback(source, func, data, NULL);
+	g_source_attach(source, self->context);
+	return source;
+}
+
+/**
+ * sfl_lane_to_string:
+ * @lane: a lane
+ *
+ * Returns: (transfer none): the lane's name for logs and metrics
+ */
+const gchar *
+sfl_lane_to_string(SflLane lane)
+{
+	return lane == SFL_LANE_STREAMING ? "streaming" : "bulk";
+}
+
+/**
+ * sfl_pipeline_backoff_usec:
+ * @rand: the jitter source
+ * @attempt: failures so far of this batch or commit, from 0
+ * @retry_after_usec: the peer's delay, or -1
+ *
+ * Returns: the peer's delay capped at 60 s when it gave one, else a full-jitter delay in
+ * [0, min(60 s, 1 s * 2^attempt)]
+ */
+gint64
+sfl_pipeline_backoff_usec(GRand *rand, guint attempt, gint64 retry_after_usec)
+{
+	gint64 cap = SFL_PIPELINE_BACKOFF_BASE_USEC;
+
+	g_return_val_if_fail(rand != NULL, SFL_PIPELINE_BACKOFF_CAP_USEC);
+	if (retry_after_usec >= 0)
+		return MIN(retry_after_usec, SFL_PIPELINE_BACKOFF_CAP_USEC);
+	for (guint i = 0; i < attempt && cap < SFL_PIPELINE_BACKOFF_CAP_USEC; i++)
+		cap *= 2;
+	cap = MIN(cap, SFL_PIPELINE_BACKOFF_CAP_USEC);
+	return (gint64)g_rand_double_range(rand, 0, (gdouble)cap + 1);
+}
+
+/* --- items and key tracks ------------------------------------------------------------------- */
+
+static guint64
+sfl_entry_cost(const SflEntry *entry)
+{
+	guint64 cost;
+
+	if (entry->checkpoint_only)
+		return 0;
+	cost = entry->line_len + SFL_PIPELINE_ENTRY_OVERHEAD;
+	if (entry->labels != NULL) {
+		for (guint i = 0; i < sfl_labels_get_n_pairs(entry->labels); i++) {
+			const SflLabelPair *pair = sfl_labels_get_pair(entry->labels, i);
+			cost += strlen(pair->name) + strlen(pair->value);
+		}
+	}
+	for (guint i = 0; i < entry->n_metadata; i++)
+		cost += strlen(entry->metadata[i].name) + strlen(entry->metadata[i].value);
+	if (entry->checkpoint_value != NULL)
+		cost += strlen(entry->checkpoint_value);
+	return cost;
+}
+
+static void
+sfl_item_free(SflItem *item)
+{
+	sfl_entry_unref(item->entry);
+	g_free(item);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflItem, sfl_item_free)
+
+static void
+sfl_key_mark_free(SflKeyMark *mark)
+{
+	sfl_entry_unref(mark->entry);
+	g_free(mark);
+}
+
+static void
+sfl_key_track_free(SflKeyTrack *track)
+{
+	g_queue_clear_full(&track->marks, (GDestroyNotify)sfl_key_mark_free);
+	g_free(track);
+}
+
+static SflKeyMark *
+sfl_lane_track_entry(SflLaneState *lane, SflEntry *entry)
+{
+	SflKeyTrack *track;
+	SflKeyMark *mark;
+
+	if (entry->checkpoint_key == NULL || entry->checkpoint_value == NULL)
+		return NULL;
+	track = g_hash_table_lookup(lane->keys, entry->checkpoint_key);
+	if (track == NULL) {
+		track = g_new0(SflKeyTrack, 1);
+		g_queue_init(&track->marks);
+		g_hash_table_insert(lane->keys, g_strdup(entry->checkpoint_key), track);
+	}
+	mark = g_new0(SflKeyMark, 1);
+	mark->entry = sfl_entry_ref(entry);
+	g_queue_push_tail(&track->marks, mark);
+	return mark;
+}
+
+/* pops the set marks at the head of @key's track; records the furthest value in @doc */
+static void
+sfl_lane_track_advance(SflLaneState *lane, const gchar *key, SflStateDoc *doc)
+{
+	SflKeyTrack *track = g_hash_table_lookup(lane->keys, key);
+	SflKeyMark *last = NULL;
+
+	if (track == NULL || track->abandoned)
+		return;
+	while (!g_queue_is_empty(&track->marks)) {
+		SflKeyMark *head = g_queue_peek_head(&track->marks);
+		if (!head->disposed)
+			break;
+		g_queue_pop_head(&track->marks);
+		if (last != NULL)
+			sfl_key_mark_free(last);
+		last = head;
+	}
+	if (last == NULL)
+		return;
+	sfl_state_doc_set(doc, key, last->entry->checkpoint_value);
+	sfl_key_mark_free(last);
+}
+
+/* the entries were accepted or deliberately dropped: commit whatever that unblocked */
+static void
+sfl_lane_dispose(SflLaneState *lane, GPtrArray *items, guint start, guint len)
+{
+	g_autoptr(SflStateDoc) doc = sfl_state_doc_new();
+
+	for (guint i = start; i < start + len; i++) {
+		SflItem *item = g_ptr_array_index(items, i);
+		item->disposed = TRUE;
+		if (item->mark != NULL)
+			item->mark->disposed = TRUE;
+	}
+	for (guint i = start; i < start + len; i++) {
+		SflItem *item = g_ptr_array_index(items, i);
+		if (item->mark != NULL)
+			sfl_lane_track_advance(lane, item->entry->checkpoint_key, doc);
+	}
+	if (sfl_state_doc_size(doc) == 0)
+		return;
+	if (lane->commit_pending == NULL)
+		lane->commit_pending = sfl_state_doc_new();
+	for (guint i = 0; i < sfl_state_doc_size(doc); i++) {
+		const gchar *key = sfl_state_doc_key_at(doc, i);
+		sfl_state_doc_set(lane->commit_pending, key, sfl_state_doc_get(doc, key));
+	}
+	sfl_lane_commit_kick(lane);
+}
+
+/* shutdown gave up on @item: its key never commits again in this pipeline (SFL-0002) */
+static void
+sfl_lane_abandon_keys(SflLaneState *lane, SflItem *item)
+{
+	if (item->mark != NULL) {
+		SflKeyTrack *track = g_hash_table_lookup(lane->keys, item->entry->checkpoint_key);
+		if (track != NULL)
+			track->abandoned = TRUE;
+	}
+	if (!item->entry->checkpoint_only)
+		lane->pipeline->counters.abandoned_entries++;
+}
+
+/* --- commits -------------------------------------------------------------------------------- */
+
+typedef struct {
+	SflPipeline *pipeline;
+	SflLaneState *lane;
+} SflCommitOp;
+
+static gboolean
+sfl_lane_commit_timer_cb(gpointer user_data)
+{
+	SflLaneState *lane = user_data;
+
+	sfl_clear_source(&lane->commit_timer);
+	sfl_lane_commit_kick(lane);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_lane_stop(SflLaneState *lane, const GError *error, gboolean fenced)
+{
+	SflPipeline *self = lane->pipeline;
+	SflPipelineErrorFunc func = fenced ? self->callbacks.fenced : self->callbacks.error;
+
+	if (lane->stopped && (!fenced || lane->fenced))
+		return;
+	lane->stopped = TRUE;
+	sfl_clear_source(&lane->flush_timer);
+	if (fenced) {
+		/* a newer leader owns the store: nothing of ours may be written any more */
+		lane->fenced = TRUE;
+		if (lane->delivery != NULL)
+			sfl_delivery_abandon(lane->delivery);
+		sfl_clear_source(&lane->commit_timer);
+		g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
+		g_clear_pointer(&lane->commit_pending, sfl_state_doc_free);
+	}
+	g_warning("%s lane stopped: %s", sfl_lane_to_string(lane->lane), error->message);
+	if (func != NULL)
+		func(self, lane->lane, error, self->callbacks_data);
+}
+
+static void
+sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflCommitOp *op = user_data;
+	g_autoptr(SflPipeline) self = op->pipeline;
+	SflLaneState *lane = op->lane;
+	g_autoptr(GError) error = NULL;
+
+	g_free(op);
+	lane->commit_in_flight = FALSE;
+	if (sfl_checkpoint_store_commit_many_finish(SFL_CHECKPOINT_STORE(source), result, &error)) {
+		self->counters.commits++;
+		lane->commit_attempt = 0;
+		g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
+		sfl_lane_commit_kick(lane);
+		sfl_pipeline_check_stopped(self);
+		return;
+	}
+	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_FENCED)) {
+		sfl_lane_stop(lane, error, TRUE);
+		sfl_pipeline_check_stopped(self);
+		return;
+	}
+	if (self->abandoning || lane->fenced) {
+		g_warning("%s lane: checkpoint commit given up at shutdown: %s",
+			  sfl_lane_to_string(lane->lane), error->message);
+		g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
+		g_clear_pointer(&lane->commit_pending, sfl_state_doc_free);
+		sfl_pipeline_check_stopped(self);
+		return;
+	}
+	/* the data was delivered: keep the checkpoint, retry it merged with anything newer */
+	self->counters.commit_retries++;
+	g_debug("%s lane: checkpoint commit failed, retrying: %s", sfl_lane_to_string(lane->lane),
+		error->message);
+	lane->commit_timer = sfl_pipeline_timer_new(
+		self, sfl_pipeline_backoff_usec(self->rand, lane->commit_attempt++, -1),
+		sfl_lane_commit_timer_cb, lane);
+}
+
+static void
+sfl_lane_commit_kick(SflLaneState *lane)
+{
+	SflPipeline *self = lane->pipeline;
+	SflCommitOp *op;
+
+	if (lane->fenced || lane->commit_in_flight || lane->commit_timer != NULL)
+		return;
+	if (lane->commit_pending != NULL) {
+		if (lane->commit_doc == NULL) {
+			lane->commit_doc = g_steal_pointer(&lane->commit_pending);
+		} else {
+			for (guint i = 0; i < sfl_state_doc_size(lane->commit_pending); i++) {
+				const gchar *key = sfl_state_doc_key_at(lane->commit_pending, i);
+				sfl_state_doc_set(lane->commit_doc, key,
+						  sfl_state_doc_get(lane->commit_pending, key));
+			}
+			g_clear_pointer(&lane->commit_pending, sfl_state_doc_free);
+		}
+	}
+	if (lane->commit_doc == NULL)
+		return;
+	lane->commit_in_flight = TRUE;
+	op = g_new0(SflCommitOp, 1);
+	op->pipeline = g_object_ref(self);
+	op->lane = lane;
+	sfl_checkpoint_store_commit_many_async(self->store, lane->commit_doc,
+					       SFL_CHECKPOINT_STORE_NONE, NULL, sfl_lane_commit_cb,
+					       op);
+}
+
+/* --- deliveries ----------------------------------------------------------------------------- */
+
+static void
+sfl_delivery_free(SflDelivery *delivery)
+{
+	sfl_clear_source(&delivery->retry_timer);
+	g_clear_object(&delivery->cancellable);
+	g_clear_pointer(&delivery->part_batch, sfl_batch_free);
+	g_clear_pointer(&delivery->batch, sfl_batch_free);
+	g_clear_pointer(&delivery->items, g_ptr_array_unref);
+	g_clear_pointer(&delivery->ranges, g_array_unref);
+	g_free(delivery);
+}
+
+/* the delivery ended (all parts disposed of): the lane may flush its next batch */
+static void
+sfl_delivery_finish(SflDelivery *delivery)
+{
+	SflLaneState *lane = delivery->lane;
+
+	lane->delivery = NULL;
+	sfl_delivery_free(delivery);
+	sfl_lane_pump(lane);
+}
+
+static void
+sfl_delivery_next(SflDelivery *delivery)
+{
+	if (delivery->ranges->len == 0) {
+		sfl_delivery_finish(delivery);
+		return;
+	}
+	delivery->part = g_array_index(delivery->ranges, SflRange, delivery->ranges->len - 1);
+	g_array_set_size(delivery->ranges, delivery->ranges->len - 1);
+	delivery->attempt = 0;
+	g_clear_pointer(&delivery->part_batch, sfl_batch_free);
+	delivery->part_batch =
+		sfl_batch_slice(delivery->batch, delivery->part.start, delivery->part.len);
+	sfl_delivery_push(delivery);
+}
+
+static void
+sfl_delivery_dispose_part(SflDelivery *delivery)
+{
+	SflRange part = delivery->part;
+
+	sfl_lane_dispose(delivery->lane, delivery->items, part.start, part.len);
+	/* the items stay in the array (indices are ranges), their entries are released with it */
+}
+
+static gboolean
+sfl_delivery_retry_cb(gpointer user_data)
+{
+	SflDelivery *delivery = user_data;
+
+	sfl_clear_source(&delivery->retry_timer);
+	sfl_delivery_push(delivery);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_delivery_count_drop(SflPipeline *self, const gchar *reason)
+{
+	if (g_strcmp0(reason, "bad_request") == 0)
+		self->counters.dropped_bad_request++;
+	else if (g_strcmp0(reason, "oversized_413") == 0)
+		self->counters.dropped_oversized_413++;
+	else
+		self->counters.dropped_other++;
+}
+
+static void
+sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	SflDelivery *delivery = user_data;
+	g_autoptr(SflPipeline) self = g_steal_pointer(&delivery->push_ref);
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(GError) error = NULL;
+	SflLaneState *lane = delivery->lane;
+	SflRange part = delivery->part;
+	gint64 retry_after = -1;
+
+	delivery->push_in_flight = FALSE;
+	result = sfl_sink_push_finish(SFL_SINK(source), res, &error);
+	/* shutdown gave up on this batch while the push was in flight */
+	if (delivery->abandoned) {
+		sfl_delivery_free(delivery);
+		sfl_pipeline_check_stopped(self);
+		return;
+	}
+	if (result == NULL) {
+		/* the sink classifies failures; an unclassified one must not lose data */
+		g_debug("%s lane: push failed: %s", sfl_lane_to_string(lane->lane), error->message);
+		result = sfl_sink_result_new(SFL_SINK_RETRY);
+		result->retry_after_usec = -1;
+	}
+	switch (result->outcome) {
+	case SFL_SINK_OK:
+		self->counters.pushed_entries += part.len;
+		self->counters.pushed_bytes += sfl_batch_get_line_bytes(delivery->part_batch);
+		sfl_delivery_dispose_part(delivery);
+		sfl_delivery_next(delivery);
+		break;
+	case SFL_SINK_RETRY:
+		self->counters.retries++;
+		retry_after = result->retry_after_usec;
+		g_debug("%s lane: push of %u entries to retry (%s)", sfl_lane_to_string(lane->lane),
+			part.len, result->reason != NULL ? result->reason : "no reason");
+		delivery->retry_timer = sfl_pipeline_timer_new(
+			self,
+			sfl_pipeline_backoff_usec(self->rand, delivery->attempt++, retry_after),
+			sfl_delivery_retry_cb, delivery);
+		break;
+	case SFL_SINK_REJECTED:
+		if (part.len == 1) {
+			sfl_delivery_count_drop(self, result->reason);
+			g_warning("%s lane: dropped one entry the sink rejected (%s)",
+				  sfl_lane_to_string(lane->lane),
+				  result->reason != NULL ? result->reason : "rejected");
+			sfl_delivery_dispose_part(delivery);
+		} else {
+			SflRange left = { part.start, part.len / 2 };
+			SflRange right = { part.start + part.len / 2, part.len - part.len / 2 };
+			/* a stack: the left half goes first, so the parts stay in FIFO order */
+			g_array_append_val(delivery->ranges, right);
+			g_array_append_val(delivery->ranges, left);
+		}
+		sfl_delivery_next(delivery);
+		break;
+	case SFL_SINK_FATAL:
+	default: {
+		g_autoptr(GError) fatal =
+			g_error_new(SFL_ERROR, SFL_ERROR_INVALID_CONFIG, "sink failed: %s",
+				    result->reason != NULL ? result->reason : "fatal");
+		lane->delivery = NULL;
+		sfl_delivery_free(delivery);
+		sfl_lane_stop(lane, fatal, FALSE);
+		sfl_pipeline_check_stopped(self);
+		break;
+	}
+	}
+}
+
+static void
+sfl_delivery_push(SflDelivery *delivery)
+{
+	SflPipeline *self = delivery->lane->pipeline;
+
+	delivery->push_in_flight = TRUE;
+	delivery->push_ref = g_object_ref(self);
+	sfl_sink_push_async(self->sink, delivery->part_batch, delivery->cancellable,
+			    sfl_delivery_push_cb, delivery);
+}
+
+static void
+sfl_delivery_start(SflLaneState *lane, GPtrArray *items)
+{
+	SflPipeline *self = lane->pipeline;
+	SflDelivery *delivery = g_new0(SflDelivery, 1);
+	SflRange all = { 0, items->len };
+
+	delivery->lane = lane;
+	delivery->items = items;
+	delivery->batch = sfl_batch_new();
+	for (guint i = 0; i < items->len; i++) {
+		SflItem *item = g_ptr_array_index(items, i);
+		sfl_batch_add(delivery->batch, sfl_entry_ref(item->entry));
+	}
+	/* before any slicing: a slice does not see a later cap's byte count */
+	if (self->config.max_line_bytes > 0)
+		sfl_batch_cap_lines(delivery->batch, (gsize)self->config.max_line_bytes);
+	delivery->ranges = g_array_new(FALSE, FALSE, sizeof(SflRange));
+	g_array_append_val(delivery->ranges, all);
+	delivery->cancellable = g_cancellable_new();
+	lane->delivery = delivery;
+	sfl_delivery_next(delivery);
+}
+
+static void
+sfl_delivery_abandon(SflDelivery *delivery)
+{
+	SflLaneState *lane = delivery->lane;
+
+	for (guint i = 0; i < delivery->items->len; i++) {
+		SflItem *item = g_ptr_array_index(delivery->items, i);
+		if (!item->disposed)
+			sfl_lane_abandon_keys(lane, item);
+	}
+	lane->delivery = NULL;
+	delivery->abandoned = TRUE;
+	sfl_clear_source(&delivery->retry_timer);
+	g_cancellable_cancel(delivery->cancellable);
+	if (!delivery->push_in_flight)
+		sfl_delivery_free(delivery);
+}
+
+/* --- lanes ---------------------------------------------------------------------------------- */
+
+static gboolean
+sfl_lane_is_full(SflLaneState *lane)
+{
+	const SflLokiBatchConfig *config = &lane->pipeline->config;
+
+	if (config->queue_maxsize > 0 && g_queue_get_length(&lane->fifo) >= config->queue_maxsize)
+		return TRUE;
+	return config->queue_max_bytes > 0 && lane->fifo_bytes >= (guint64)config->queue_max_bytes;
+}
+
+static gboolean
+sfl_lane_flush_timer_cb(gpointer user_data)
+{
+	SflLaneState *lane = user_data;
+
+	sfl_clear_source(&lane->flush_timer);
+	lane->acc_ready = TRUE;
+	sfl_lane_pump(lane);
+	return G_SOURCE_REMOVE;
+}
+
+/* moves the FIFO's head into the batch being filled */
+static void
+sfl_lane_take(SflLaneState *lane)
+{
+	SflPipeline *self = lane->pipeline;
+	SflItem *item = g_queue_pop_head(&lane->fifo);
+
+	lane->fifo_bytes -= item->cost;
+	g_ptr_array_add(lane->acc, item);
+	if (!item->entry->checkpoint_only) {
+		lane->acc_real++;
+		lane->acc_bytes += item->entry->line_len;
+	}
+	if (lane->acc->len >= (guint)MAX(self->config.max_entries, 1) ||
+	    lane->acc_bytes >= (guint64)MAX(self->config.max_bytes, 1) ||
+	    self->config.flush_interval <= 0)
+		lane->acc_ready = TRUE;
+	else if (lane->acc->len == 1)
+		lane->flush_timer = sfl_pipeline_timer_new(self, self->config.flush_interval,
+							   sfl_lane_flush_timer_cb, lane);
+}
+
+static void
+sfl_lane_flush(SflLaneState *lane)
+{
+	g_autoptr(GPtrArray) items = g_steal_pointer(&lane->acc);
+	g_autoptr(GPtrArray) real = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_item_free);
+	g_autoptr(GPtrArray) markers =
+		g_ptr_array_new_with_free_func((GDestroyNotify)sfl_item_free);
+
+	lane->acc = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_item_free);
+	lane->acc_bytes = 0;
+	lane->acc_real = 0;
+	lane->acc_ready = FALSE;
+	sfl_clear_source(&lane->flush_timer);
+	g_ptr_array_set_free_func(items, NULL);
+	for (guint i = 0; i < items->len; i++) {
+		SflItem *item = g_ptr_array_index(items, i);
+		g_ptr_array_add(item->entry->checkpoint_only ? markers : real, item);
+	}
+	/* checkpoint-only entries are never pushed: they are disposed of by being flushed, and
+	 * still commit only behind the earlier real entries of their key */
+	if (markers->len > 0)
+		sfl_lane_dispose(lane, markers, 0, markers->len);
+	if (real->len > 0)
+		sfl_delivery_start(lane, g_steal_pointer(&real));
+}
+
+static void
+sfl_lane_pump(SflLaneState *lane)
+{
+	g_autoptr(SflPipeline) self = g_object_ref(lane->pipeline);
+
+	while (!lane->stopped) {
+		gboolean drain_now = self->stopping && g_queue_is_empty(&lane->fifo);
+
+		if (lane->acc->len > 0 && (lane->acc_ready || drain_now)) {
+			if (lane->acc_real > 0 && lane->delivery != NULL)
+				break; /* one push in flight: stop taking, let the FIFO fill */
+			sfl_lane_flush(lane);
+			continue;
+		}
+		if (g_queue_is_empty(&lane->fifo))
+			break;
+		sfl_lane_take(lane);
+	}
+	if (lane->refused && !lane->stopped && !self->stopping && !sfl_lane_is_full(lane)) {
+		lane->refused = FALSE;
+		if (self->callbacks.writable != NULL)
+			self->callbacks.writable(self, lane->lane, self->callbacks_data);
+	}
+	sfl_pipeline_check_stopped(self);
+}
+
+static gboolean
+sfl_pipeline_pump_cb(gpointer user_data)
+{
+	/* a finished stop may drop the owner's last reference while the lanes are pumped */
+	g_autoptr(SflPipeline) self = g_object_ref(SFL_PIPELINE(user_data));
+
+	sfl_clear_source(&self->pump_source);
+	for (guint i = 0; i < SFL_LANE_COUNT; i++)
+		sfl_lane_pump(&self->lanes[i]);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_pipeline_schedule_pump(SflPipeline *self)
+{
+	if (self->pump_source != NULL)
+		return;
+	self->pump_source = g_idle_source_new();
+	g_source_set_callback(self->pump_source, sfl_pipeline_pump_cb, self, NULL);
+	g_source_attach(self->pump_source, self->context);
+}
+
+static void
+sfl_lane_init(SflLaneState *lane, SflPipeline *self, SflLane id)
+{
+	lane->pipeline = self;
+	lane->lane = id;
+	g_queue_init(&lane->fifo);
+	lane->acc = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_item_free);
+	lane->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					   (GDestroyNotify)sfl_key_track_free);
+}
+
+static void
+sfl_lane_clear(SflLaneState *lane)
+{
+	if (lane->delivery != NULL)
+		sfl_delivery_abandon(lane->delivery);
+	sfl_clear_source(&lane->flush_timer);
+	sfl_clear_source(&lane->commit_timer);
+	g_queue_clear_full(&lane->fifo, (GDestroyNotify)sfl_item_free);
+	lane->fifo_bytes = 0;
+	g_clear_pointer(&lane->acc, g_ptr_array_unref);
+	g_clear_pointer(&lane->commit_pending, sfl_state_doc_free);
+	g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
+	g_clear_pointer(&lane->keys, g_hash_table_unref);
+}
+
+/* grace is over: give up on everything not yet delivered (SFL-0002: and on its keys) */
+static void
+sfl_lane_abandon(SflLaneState *lane)
+{
+	guint64 before = lane->pipeline->counters.abandoned_entries;
+
+	if (lane->delivery != NULL)
+		sfl_delivery_abandon(lane->delivery);
+	for (guint i = 0; i < lane->acc->len; i++)
+		sfl_lane_abandon_keys(lane, g_ptr_array_index(lane->acc, i));
+	g_ptr_array_set_size(lane->acc, 0);
+	lane->acc_bytes = 0;
+	lane->acc_real = 0;
+	lane->acc_ready = FALSE;
+	sfl_clear_source(&lane->flush_timer);
+	while (!g_queue_is_empty(&lane->fifo)) {
+		g_autoptr(SflItem) item = g_queue_pop_head(&lane->fifo);
+		sfl_lane_abandon_keys(lane, item);
+	}
+	lane->fifo_bytes = 0;
+	if (lane->pipeline->counters.abandoned_entries > before)
+		g_warning("%s lane: abandoned %" G_GUINT64_FORMAT
+			  " undelivered entries at shutdown",
+			  sfl_lane_to_string(lane->lane),
+			  lane->pipeline->counters.abandoned_entries - before);
+	/* a commit waiting for its retry will not get one */
+	if (lane->commit_timer != NULL) {
+		sfl_clear_source(&lane->commit_timer);
+		g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
+		g_clear_pointer(&lane->commit_pending, sfl_state_doc_free);
+	}
+}
+
+static gboolean
+sfl_lane_is_idle(SflLaneState *lane)
+{
+	if (lane->commit_in_flight)
+		return FALSE;
+	if (lane->fenced)
+		return TRUE;
+	/* a stopped lane still owes the store what it delivered before it stopped */
+	if (lane->commit_doc != NULL || lane->commit_pending != NULL)
+		return FALSE;
+	if (lane->stopped)
+		return TRUE;
+	return g_queue_is_empty(&lane->fifo) && lane->acc->len == 0 && lane->delivery == NULL;
+}
+
+/* --- the pipeline --------------------------------------------------------------------------- */
+
+static void
+sfl_pipeline_check_stopped(SflPipeline *self)
+{
+	g_autoptr(GTask) task = NULL;
+
+	if (self->stop_task == NULL)
+		return;
+	for (guint i = 0; i < SFL_LANE_COUNT; i++) {
+		if (!sfl_lane_is_idle(&self->lanes[i]))
+			return;
+	}
+	sfl_clear_source(&self->grace_timer);
+	task = g_steal_pointer(&self->stop_task);
+	g_task_return_boolean(task, TRUE);
+}
+
+static gboolean
+sfl_pipeline_grace_cb(gpointer user_data)
+{
+	/* the callbacks below may drop the caller's last reference */
+	g_autoptr(SflPipeline) self = g_object_ref(SFL_PIPELINE(user_data));
+
+	sfl_clear_source(&self->grace_timer);
+	self->abandoning = TRUE;
+	for (guint i = 0; i < SFL_LANE_COUNT; i++)
+		sfl_lane_abandon(&self->lanes[i]);
+	sfl_pipeline_check_stopped(self);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_pipeline_dispose(GObject *object)
+{
+	SflPipeline *self = SFL_PIPELINE(object);
+
+	sfl_clear_source(&self->pump_source);
+	sfl_clear_source(&self->grace_timer);
+	for (guint i = 0; i < SFL_LANE_COUNT; i++) {
+		if (self->lanes[i].delivery != NULL)
+			sfl_delivery_abandon(self->lanes[i].delivery);
+	}
+	if (self->stop_task != NULL) {
+		g_autoptr(GTask) task = g_steal_pointer(&self->stop_task);
+		g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+					"pipeline disposed while stopping");
+	}
+	G_OBJECT_CLASS(sfl_pipeline_parent_class)->dispose(object);
+}
+
+static void
+sfl_pipeline_finalize(GObject *object)
+{
+	SflPipeline *self = SFL_PIPELINE(object);
+
+	for (guint i = 0; i < SFL_LANE_COUNT; i++)
+		sfl_lane_clear(&self->lanes[i]);
+	g_clear_object(&self->sink);
+	g_clear_object(&self->store);
+	g_clear_pointer(&self->clock, sfl_clock_unref);
+	g_clear_pointer(&self->context, g_main_context_unref);
+	g_clear_pointer(&self->rand, g_rand_free);
+	G_OBJECT_CLASS(sfl_pipeline_parent_class)->finalize(object);
+}
+
+static void
+sfl_pipeline_class_init(SflPipelineClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->dispose = sfl_pipeline_dispose;
+	object_class->finalize = sfl_pipeline_finalize;
+}
+
+static void
+sfl_pipeline_init(SflPipeline *self)
+{
+	for (guint i = 0; i < SFL_LANE_COUNT; i++)
+		sfl_lane_init(&self->lanes[i], self, (SflLane)i);
+	self->rand = g_rand_new();
+	self->context = g_main_context_ref_thread_default();
+}
+
+/**
+ * sfl_pipeline_new:
+ * @config: batching and queue budgets (copied)
+ * @sink: (transfer none): where batches go
+ * @store: (transfer none): where checkpoints are committed
+ * @clock: (transfer none): timers for flushes and backoff
+ *
+ * Returns: (transfer full): a running pipeline with two empty lanes
+ */
+SflPipeline *
+sfl_pipeline_new(const SflLokiBatchConfig *config, SflSink *sink, SflCheckpointStore *store,
+		 SflClock *clock)
+{
+	SflPipeline *self;
+
+	g_return_val_if_fail(config != NULL, NULL);
+	g_return_val_if_fail(SFL_IS_SINK(sink), NULL);
+	g_return_val_if_fail(SFL_IS_CHECKPOINT_STORE(store), NULL);
+	g_return_val_if_fail(clock != NULL, NULL);
+	self = g_object_new(SFL_TYPE_PIPELINE, NULL);
+	self->config = *config;
+	self->sink = g_object_ref(sink);
+	self->store = g_object_ref(store);
+	self->clock = sfl_clock_ref(clock);
+	return self;
+}
+
+/**
+ * sfl_pipeline_set_callbacks:
+ * @self: a pipeline
+ * @callbacks: (nullable): the callbacks (copied); %NULL clears them
+ * @user_data: (nullable): passed to every callback
+ */
+void
+sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *callbacks,
+			   gpointer user_data)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	if (callbacks != NULL)
+		self->callbacks = *callbacks;
+	else
+		memset(&self->callbacks, 0, sizeof(self->callbacks));
+	self->callbacks_data = user_data;
+}
+
+/**
+ * sfl_pipeline_set_seed:
+ * @self: a pipeline
+ * @seed: the backoff jitter seed
+ */
+void
+sfl_pipeline_set_seed(SflPipeline *self, guint32 seed)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_rand_set_seed(self->rand, seed);
+}
+
+/**
+ * sfl_pipeline_has_commit_in_flight:
+ * @self: a pipeline
+ *
+ * Returns: %TRUE while a lane waits for the store
+ */
+gboolean
+sfl_pipeline_has_commit_in_flight(SflPipeline *self)
+{
+	g_return_val_if_fail(SFL_IS_PIPELINE(self), FALSE);
+	for (guint i = 0; i < SFL_LANE_COUNT; i++) {
+		if (self->lanes[i].commit_in_flight)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/**
+ * sfl_pipeline_offer:
+ * @self: a pipeline
+ * @lane: the producer's lane
+ * @entry: (transfer none): the entry; referenced when taken
+ *
+ * Queues @entry when @lane is under both budgets. Otherwise (or once stopping, or on a
+ * stopped lane) the entry is not taken, and the producer pauses until the writable callback
+ * names @lane.
+ *
+ * Returns: %TRUE when the entry was taken
+ */
+gboolean
+sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry)
+{
+	SflLaneState *state;
+	SflItem *item;
+
+	g_return_val_if_fail(SFL_IS_PIPELINE(self), FALSE);
+	g_return_val_if_fail(lane == SFL_LANE_STREAMING || lane == SFL_LANE_BULK, FALSE);
+	g_return_val_if_fail(entry != NULL, FALSE);
+	state = &self->lanes[lane];
+	if (self->stopping || state->stopped)
+		return FALSE;
+	if (sfl_lane_is_full(state)) {
+		state->refused = TRUE;
+		return FALSE;
+	}
+	item = g_new0(SflItem, 1);
+	item->entry = sfl_entry_ref(entry);
+	item->cost = sfl_entry_cost(entry);
+	item->mark = sfl_lane_track_entry(state, entry);
+	g_queue_push_tail(&state->fifo, item);
+	state->fifo_bytes += item->cost;
+	sfl_pipeline_schedule_pump(self);
+	return TRUE;
+}
+
+/**
+ * sfl_pipeline_is_lane_stopped:
+ * @self: a pipeline
+ * @lane: a lane
+ *
+ * Returns: %TRUE after a fatal sink result or a fenced commit on @lane
+ */
+gboolean
+sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane)
+{
+	g_return_val_if_fail(SFL_IS_PIPELINE(self), TRUE);
+	g_return_val_if_fail(lane == SFL_LANE_STREAMING || lane == SFL_LANE_BULK, TRUE);
+	return self->lanes[lane].stopped;
+}
+
+/**
+ * sfl_pipeline_get_counters:
+ * @self: a pipeline
+ * @counters: (out caller-allocates): filled with a snapshot
+ */
+void
+sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_return_if_fail(counters != NULL);
+	*counters = self->counters;
+	for (guint i = 0; i < SFL_LANE_COUNT; i++) {
+		counters->queue_depth[i] = g_queue_get_length(&self->lanes[i].fifo);
+		counters->queue_bytes[i] = self->lanes[i].fifo_bytes;
+	}
+}
+
+/**
+ * sfl_pipeline_stop_async:
+ * @self: a pipeline
+ * @grace_usec: how long to keep draining on the pipeline's clock
+ * @cancellable: (nullable): unused beyond the task's own check
+ * @callback: called once everything accepted is committed and the rest abandoned
+ * @user_data: (nullable): for @callback
+ *
+ * Stops accepting entries, flushes what is queued without waiting for the flush interval,
+ * and keeps delivering for up to @grace_usec. Then abandons whatever was not delivered; the
+ * keys of abandoned entries are never committed again by this pipeline.
+ */
+void
+sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *cancellable,
+			GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, sfl_pipeline_stop_async);
+	if (self->stop_task != NULL || self->stopping) {
+		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL,
+					"the pipeline is already stopping");
+		return;
+	}
+	self->stopping = TRUE;
+	self->stop_task = g_steal_pointer(&task);
+	self->grace_timer = sfl_pipeline_timer_new(self, grace_usec, sfl_pipeline_grace_cb, self);
+	sfl_pipeline_schedule_pump(self);
+}
+
+/**
+ * sfl_pipeline_stop_finish:
+ * @self: a pipeline
+ * @result: the result
+ * @error: (nullable): return location for a #GError
+ *
+ * Returns: %TRUE once stopped
+ */
+gboolean
+sfl_pipeline_stop_finish(SflPipeline *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
+}

@@ -1,0 +1,109 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sfl-checkpoint-store.h"
+#include "sfl-clock.h"
+#include "sfl-config.h"
+#include "sfl-entry.h"
+#include "sfl-sink.h"
+
+G_BEGIN_DECLS
+
+/*
+ * SflPipeline: the two lanes between the sources and the sink (architecture §3-§4,
+ * docs/internals/pipeline.md).
+ *
+ * Contract
+ *  - Two lanes, STREAMING (Pub/Sub) and BULK (everything else). Each has a FIFO bounded by
+ *    entries (queue_maxsize) and bytes (queue_max_bytes, 0 = no byte bound), one consumer and
+ *    at most one push in flight. A bulk drain never delays the streaming lane.
+ *  - "Full": a lane is full while its FIFO holds >= queue_maxsize entries or >= queue_max_bytes
+ *    bytes. offer() on a full lane returns FALSE and does not take the entry; the producer
+ *    pauses until the writable callback fires for that lane (once the FIFO is under both
+ *    budgets again). An entry is admitted while the lane is under budget, so the FIFO may
+ *    overshoot by one entry and an entry larger than the whole budget never deadlocks.
+ *    Nothing is ever dropped to make room. Checkpoint-only entries cost zero bytes but take a
+ *    slot of the entry bound.
+ *  - Batching: max_entries, max_bytes (line bytes) or flush_interval, whichever comes first.
+ *  - Delivery: OK commits; RETRY retries the same batch forever (Retry-After capped at 60 s,
+ *    else capped exponential backoff with full jitter, 1 s .. 60 s); REJECTED bisects down to
+ *    single entries, which are dropped and counted by reason; FATAL stops the lane and calls
+ *    the error callback.
+ *  - Commit: a key's checkpoint is committed only once every earlier entry of that key (FIFO
+ *    order) was accepted or deliberately dropped; one commit_many per disposed batch or
+ *    bisected part, last value per key. A FENCED commit calls the fenced callback and stops
+ *    the lane; other commit errors are retried with backoff.
+ *  - Shutdown: stop_async() stops accepting, drains for up to the grace period, then abandons
+ *    the rest uncommitted; an abandoned entry's key never commits again in this pipeline
+ *    (SFL-0002).
+ *
+ * Threading: main thread only (the thread-default main context at construction).
+ */
+
+typedef enum {
+	SFL_LANE_STREAMING,
+	SFL_LANE_BULK,
+} SflLane;
+
+#define SFL_LANE_COUNT 2
+
+/**
+ * SflPipelineCounters:
+ *
+ * A snapshot of the pipeline's counters, for metrics and tests.
+ */
+typedef struct {
+	guint64 pushed_entries;
+	guint64 pushed_bytes;
+	guint64 dropped_bad_request;
+	guint64 dropped_oversized_413;
+	guint64 dropped_other;
+	guint64 retries;
+	guint64 commits;
+	guint64 commit_retries;
+	guint64 abandoned_entries;
+	guint queue_depth[SFL_LANE_COUNT];
+	guint64 queue_bytes[SFL_LANE_COUNT];
+} SflPipelineCounters;
+
+#define SFL_TYPE_PIPELINE (sfl_pipeline_get_type())
+G_DECLARE_FINAL_TYPE(SflPipeline, sfl_pipeline, SFL, PIPELINE, GObject)
+
+/* the lane is under both budgets again: resume producing */
+typedef void (*SflPipelineWritableFunc)(SflPipeline *pipeline, SflLane lane, gpointer user_data);
+/* the lane stopped: a FATAL sink result (error callback) or a fenced commit (fenced callback) */
+typedef void (*SflPipelineErrorFunc)(SflPipeline *pipeline, SflLane lane, const GError *error,
+				     gpointer user_data);
+
+/**
+ * SflPipelineCallbacks:
+ * @writable: (nullable): a lane drained below its budgets after refusing an offer
+ * @error: (nullable): the sink failed fatally; the lane stopped
+ * @fenced: (nullable): a commit was fenced; the lane stopped, demote to standby
+ */
+typedef struct {
+	SflPipelineWritableFunc writable;
+	SflPipelineErrorFunc error;
+	SflPipelineErrorFunc fenced;
+} SflPipelineCallbacks;
+
+const gchar *sfl_lane_to_string(SflLane lane);
+
+SflPipeline *sfl_pipeline_new(const SflLokiBatchConfig *config, SflSink *sink,
+			      SflCheckpointStore *store, SflClock *clock) G_GNUC_WARN_UNUSED_RESULT;
+void sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *callbacks,
+				gpointer user_data);
+gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
+gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
+void sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters);
+
+void sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *cancellable,
+			     GAsyncReadyCallback callback, gpointer user_data);
+gboolean sfl_pipeline_stop_finish(SflPipeline *self, GAsyncResult *result, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,351 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflLokiSink"
+
+#include "config.h"
+
+#include "sfl-loki-sink.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sfl-error.h"
+#include "sfl-http.h"
+#include "sfl-loki-encode.h"
+#include "sfl-redact.h"
+
+#define SFL_LOKI_SINK_DEFAULT_TIMEOUT_MS (60 * 1000)
+
+struct _SflLokiSink {
+	SflSink parent_instance;
+	SflCurlLoop *loop;
+	gchar *url;
+	SflLokiEncoding encoding;
+	SflLokiCompression compression;
+	GPtrArray *headers; /* "Name: value"; may hold the credential, never logged */
+	guint timeout_ms;
+};
+
+G_DEFINE_TYPE(SflLokiSink, sfl_loki_sink, SFL_TYPE_SINK)
+
+static gboolean
+sfl_loki_sink_has_entries(const SflBatch *batch)
+{
+	for (guint i = 0; i < sfl_batch_get_length(batch); i++) {
+		if (!sfl_batch_get(batch, i)->checkpoint_only)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* valid UTF-8, secrets masked, then cut to SFL_LOKI_SINK_DETAIL_MAX bytes on a character */
+static gchar *
+sfl_loki_sink_excerpt(const gchar *data, gsize len)
+{
+	g_autofree gchar *valid =
+		g_utf8_make_valid(data != NULL ? data : "", data != NULL ? (gssize)len : 0);
+	g_autofree gchar *redacted = sfl_redact(valid);
+	gsize cut = strlen(redacted);
+
+	if (cut > SFL_LOKI_SINK_DETAIL_MAX) {
+		cut = SFL_LOKI_SINK_DETAIL_MAX;
+		while (cut > 0 && (redacted[cut] & 0xC0) == 0x80)
+			cut--;
+		redacted[cut] = '\0';
+	}
+	return g_strdup(g_strstrip(redacted));
+}
+
+static const gchar *const sfl_loki_sink_months[] = {
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+};
+
+/* IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; -1 when it is not one */
+static gint64
+sfl_loki_sink_parse_http_date(const gchar *value)
+{
+	g_autoptr(GDateTime) dt = NULL;
+	gchar weekday[4] = { 0 };
+	gchar month[4] = { 0 };
+	gint day = 0, year = 0, hour = 0, minute = 0, second = 0;
+	gint mon = -1;
+
+	if (sscanf(value, "%3s, %d %3s %d %d:%d:%d GMT", weekday, &day, month, &year, &hour,
+		   &minute, &second) != 7)
+		return -1;
+	for (guint i = 0; i < G_N_ELEMENTS(sfl_loki_sink_months); i++) {
+		if (g_strcmp0(month, sfl_loki_sink_months[i]) == 0)
+			mon = (gint)i + 1;
+	}
+	if (mon < 0)
+		return -1;
+	dt = g_date_time_new_utc(year, mon, day, hour, minute, second);
+	if (dt == NULL)
+		return -1;
+	return g_date_time_to_unix(dt) * G_USEC_PER_SEC;
+}
+
+/**
+ * sfl_loki_sink_parse_retry_after:
+ * @value: (nullable): a Retry-After header value
+ * @now_usec: the current Unix time in microseconds, for the HTTP-date form
+ *
+ * Returns: the delay in microseconds, capped at %SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC, or -1
+ *   when @value is absent or unreadable
+ */
+gint64
+sfl_loki_sink_parse_retry_after(const gchar *value, gint64 now_usec)
+{
+	g_autofree gchar *text = NULL;
+	guint64 seconds = 0;
+	gint64 when = 0;
+
+	if (value == NULL)
+		return -1;
+	text = g_strstrip(g_strdup(value));
+	if (text[0] >= '0' && text[0] <= '9') {
+		if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &seconds, NULL))
+			return -1;
+		if (seconds > SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC / G_USEC_PER_SEC)
+			return SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC;
+		return (gint64)seconds * G_USEC_PER_SEC;
+	}
+	when = sfl_loki_sink_parse_http_date(text);
+	if (when < 0)
+		return -1;
+	return CLAMP(when - now_usec, 0, SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC);
+}
+
+static SflSinkResult *
+sfl_loki_sink_classify(const SflHttpResponse *response)
+{
+	guint status = sfl_http_response_get_status(response);
+	GBytes *body = sfl_http_response_get_body(response);
+	gsize len = 0;
+	const gchar *data = g_bytes_get_data(body, &len);
+	g_autoptr(SflSinkResult) result = NULL;
+
+	if (status >= 200 && status < 300) {
+		result = sfl_sink_result_new(SFL_SINK_OK);
+	} else if (status == 400) {
+		result = sfl_sink_result_new(SFL_SINK_REJECTED);
+		result->reason = g_strdup("bad_request");
+	} else if (status == 413) {
+		result = sfl_sink_result_new(SFL_SINK_REJECTED);
+		result->reason = g_strdup("oversized_413");
+	} else {
+		/* 429, 5xx, and also 401/403/404 and anything unknown: never drop data */
+		result = sfl_sink_result_new(SFL_SINK_RETRY);
+		if (status == 401 || status == 403)
+			result->reason = g_strdup_printf("HTTP %u: credentials refused", status);
+		else
+			result->reason = g_strdup_printf("HTTP %u", status);
+		result->retry_after_usec = sfl_loki_sink_parse_retry_after(
+			sfl_http_response_get_header(response, "Retry-After"), g_get_real_time());
+	}
+	result->status = status;
+	if (result->outcome != SFL_SINK_OK)
+		result->detail = sfl_loki_sink_excerpt(data, len);
+	return g_steal_pointer(&result);
+}
+
+static void
+sfl_loki_sink_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	g_autoptr(SflHttpResponse) response = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(GError) error = NULL;
+
+	(void)source;
+	response = sfl_http_request_finish(res, &error);
+	if (response == NULL) {
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+			g_task_return_error(task, g_steal_pointer(&error));
+			return;
+		}
+		result = sfl_sink_result_new(SFL_SINK_RETRY);
+		result->reason = g_strdup("transport error");
+		result->detail = sfl_loki_sink_excerpt(error->message, strlen(error->message));
+		g_debug("push failed: %s", result->detail);
+		g_task_return_pointer(task, g_steal_pointer(&result),
+				      (GDestroyNotify)sfl_sink_result_free);
+		return;
+	}
+	result = sfl_loki_sink_classify(response);
+	g_debug("push answered HTTP %u: %s", result->status,
+		sfl_sink_outcome_to_string(result->outcome));
+	g_task_return_pointer(task, g_steal_pointer(&result), (GDestroyNotify)sfl_sink_result_free);
+}
+
+static void
+sfl_loki_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
+			 GAsyncReadyCallback callback, gpointer user_data)
+{
+	SflLokiSink *self = SFL_LOKI_SINK(sink);
+	g_autoptr(GTask) task = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) headers = NULL;
+	const gchar *content_encoding = NULL;
+
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, sfl_loki_sink_push_async);
+	if (g_task_return_error_if_cancelled(task))
+		return;
+	if (!sfl_loki_sink_has_entries(batch)) {
+		g_task_return_pointer(task, sfl_sink_result_new(SFL_SINK_OK),
+				      (GDestroyNotify)sfl_sink_result_free);
+		return;
+	}
+	body = sfl_loki_encode(batch, self->encoding, self->compression, &error);
+	if (body == NULL) {
+		g_autoptr(SflSinkResult) result = sfl_sink_result_new(SFL_SINK_FATAL);
+
+		result->reason = g_strdup("encode_failed");
+		result->detail = sfl_loki_sink_excerpt(error->message, strlen(error->message));
+		g_task_return_pointer(task, g_steal_pointer(&result),
+				      (GDestroyNotify)sfl_sink_result_free);
+		return;
+	}
+	headers = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < self->headers->len; i++)
+		g_ptr_array_add(headers, g_strdup(g_ptr_array_index(self->headers, i)));
+	g_ptr_array_add(headers,
+			g_strdup_printf("Content-Type: %s", sfl_loki_content_type(self->encoding)));
+	content_encoding = sfl_loki_content_encoding(self->encoding, self->compression);
+	if (content_encoding != NULL)
+		g_ptr_array_add(headers, g_strdup_printf("Content-Encoding: %s", content_encoding));
+	g_ptr_array_add(headers, NULL);
+	sfl_http_request_async(self->loop, "POST", self->url, (const gchar *const *)headers->pdata,
+			       body, self->timeout_ms, cancellable, sfl_loki_sink_push_cb,
+			       g_steal_pointer(&task));
+}
+
+static SflSinkResult *
+sfl_loki_sink_push_finish(SflSink *sink, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, sink), NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+static void
+sfl_loki_sink_finalize(GObject *object)
+{
+	SflLokiSink *self = SFL_LOKI_SINK(object);
+
+	g_clear_object(&self->loop);
+	g_free(self->url);
+	g_ptr_array_unref(self->headers);
+	G_OBJECT_CLASS(sfl_loki_sink_parent_class)->finalize(object);
+}
+
+static void
+sfl_loki_sink_class_init(SflLokiSinkClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+	SflSinkClass *sink_class = SFL_SINK_CLASS(klass);
+
+	object_class->finalize = sfl_loki_sink_finalize;
+	sink_class->push_async = sfl_loki_sink_push_async;
+	sink_class->push_finish = sfl_loki_sink_push_finish;
+}
+
+static void
+sfl_loki_sink_init(SflLokiSink *self)
+{
+	self->headers = g_ptr_array_new_with_free_func(g_free);
+	self->timeout_ms = SFL_LOKI_SINK_DEFAULT_TIMEOUT_MS;
+}
+
+static gboolean
+sfl_loki_sink_check_url(const gchar *url, GError **error)
+{
+	g_autoptr(GUri) uri = NULL;
+	const gchar *scheme = NULL;
+
+	if (url == NULL || url[0] == '\0') {
+		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+				    "sink.loki.url is not set");
+		return FALSE;
+	}
+	/* the URL may carry credentials: it is never quoted in the error */
+	uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
+	if (uri == NULL) {
+		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+				    "sink.loki.url is not a valid URL");
+		return FALSE;
+	}
+	scheme = g_uri_get_scheme(uri);
+	if (g_ascii_strcasecmp(scheme, "http") != 0 && g_ascii_strcasecmp(scheme, "https") != 0) {
+		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+				    "sink.loki.url must be an http or https URL");
+		return FALSE;
+	}
+	if (g_uri_get_host(uri) == NULL || g_uri_get_host(uri)[0] == '\0') {
+		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+				    "sink.loki.url has no host");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * sfl_loki_sink_new:
+ * @loop: the curl loop to send on
+ * @cfg: the sink.loki configuration, with auth_token already resolved; copied
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): a sink, or %NULL with SFL_ERROR_INVALID_CONFIG
+ */
+SflSink *
+sfl_loki_sink_new(SflCurlLoop *loop, const SflLokiConfig *cfg, GError **error)
+{
+	g_autoptr(SflLokiSink) self = NULL;
+	const gchar *tenant = NULL;
+	const gchar *token = NULL;
+
+	g_return_val_if_fail(SFL_IS_CURL_LOOP(loop), NULL);
+	g_return_val_if_fail(cfg != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	if (!sfl_loki_sink_check_url(cfg->url, error))
+		return NULL;
+	self = g_object_new(SFL_TYPE_LOKI_SINK, NULL);
+	self->loop = g_object_ref(loop);
+	self->url = g_strdup(cfg->url);
+	self->encoding = cfg->encoding;
+	/* protobuf is always snappy; JSON is gzip only when asked for (original §3.3) */
+	self->compression = cfg->compression;
+
+	tenant = cfg->tenant_id != NULL && cfg->tenant_id[0] != '\0' ? cfg->tenant_id : NULL;
+	token = cfg->auth_token != NULL && cfg->auth_token[0] != '\0' ? cfg->auth_token : NULL;
+	if (tenant != NULL)
+		g_ptr_array_add(self->headers, g_strdup_printf("X-Scope-OrgID: %s", tenant));
+	if (token != NULL && tenant != NULL) {
+		g_autofree gchar *pair = g_strdup_printf("%s:%s", tenant, token);
+		g_autofree gchar *b64 = g_base64_encode((const guchar *)pair, strlen(pair));
+
+		sfl_redact_add_secret(token);
+		sfl_redact_add_secret(b64);
+		g_ptr_array_add(self->headers, g_strdup_printf("Authorization: Basic %s", b64));
+	} else if (token != NULL) {
+		sfl_redact_add_secret(token);
+		g_ptr_array_add(self->headers, g_strdup_printf("Authorization: Bearer %s", token));
+	}
+	return SFL_SINK(g_steal_pointer(&self));
+}
+
+/**
+ * sfl_loki_sink_set_timeout:
+ * @self: a sink
+ * @timeout_ms: the deadline of one push, 0 for none
+ */
+void
+sfl_loki_sink_set_timeout(SflLokiSink *self, guint timeout_ms)
+{
+	g_return_if_fail(SFL_IS_LOKI_SINK(self));
+	self->timeout_ms = timeout_ms;
+}

@@ -1,0 +1,720 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "TestLokiSink"
+
+#include "config.h"
+
+#include <jansson.h>
+#include <string.h>
+
+#include "sfl-autocleanups.h"
+#include "sfl-error.h"
+#include "sfl-http.h"
+#include "sfl-loki-sink.h"
+
+/*
+ * The Loki sink against tests/sim/loki_sim.py: the simulator decodes our bodies with
+ * python3-protobuf, python3-snappy and gzip, so what is read back here was checked by code that
+ * is not ours. Everything runs on the default main context; waits iterate it under a deadline.
+ */
+
+#define TEST_TOKEN	  "tok-9f8e7d6c5b4a-secret"
+#define TEST_WRONG_TOKEN  "tok-wrong-0a1b2c3d4e5f"
+#define TEST_TENANT	  "acme"
+#define TEST_DEADLINE_SEC 30
+
+static GMutex test_log_lock;
+static GString *test_log;
+
+typedef struct {
+	const gchar *tenant;
+	const gchar *token;
+} SimArgs;
+
+static const SimArgs sim_plain = { NULL, NULL };
+static const SimArgs sim_tenant_token = { TEST_TENANT, TEST_TOKEN };
+static const SimArgs sim_token_only = { NULL, TEST_TOKEN };
+
+typedef struct {
+	GSubprocess *sim;
+	gchar *base;
+	gchar *push_url;
+	SflCurlLoop *loop;
+	SflLabelsInterner *interner;
+	gboolean skip;
+} Fixture;
+
+static GLogWriterOutput
+test_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
+{
+	for (gsize i = 0; i < n_fields; i++) {
+		if (g_strcmp0(fields[i].key, "MESSAGE") != 0)
+			continue;
+		g_mutex_lock(&test_log_lock);
+		g_string_append_len(test_log, fields[i].value,
+				    fields[i].length < 0 ? (gssize)strlen(fields[i].value)
+							 : fields[i].length);
+		g_string_append_c(test_log, '\n');
+		g_mutex_unlock(&test_log_lock);
+	}
+	if (level & G_LOG_LEVEL_DEBUG)
+		return G_LOG_WRITER_HANDLED;
+	return g_log_writer_default(level, fields, n_fields, user_data);
+}
+
+static gboolean
+test_deadline_cb(gpointer user_data)
+{
+	gboolean *expired = user_data;
+
+	*expired = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/* iterates the default context until *flag is set; fails the test at the deadline */
+static void
+test_wait_for(const gboolean *flag)
+{
+	gboolean expired = FALSE;
+	g_autoptr(GSource) deadline = g_timeout_source_new_seconds(TEST_DEADLINE_SEC);
+
+	g_source_set_callback(deadline, test_deadline_cb, &expired, NULL);
+	g_source_attach(deadline, NULL);
+	while (!*flag && !expired)
+		g_main_context_iteration(NULL, TRUE);
+	g_source_destroy(deadline);
+	g_assert_false(expired);
+}
+
+typedef struct {
+	gboolean done;
+	GAsyncResult *result;
+} Waiter;
+
+static void
+test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	Waiter *waiter = user_data;
+
+	(void)source;
+	waiter->result = g_object_ref(result);
+	waiter->done = TRUE;
+}
+
+/* a control call to the simulator; returns the parsed JSON answer */
+static json_t *
+test_control(Fixture *fx, const gchar *method, const gchar *path, const gchar *json)
+{
+	Waiter waiter = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflHttpResponse) response = NULL;
+	g_autoptr(GBytes) body = json != NULL ? g_bytes_new(json, strlen(json)) : NULL;
+	g_autofree gchar *url = g_strconcat(fx->base, path, NULL);
+	const gchar *headers[] = { "Content-Type: application/json", NULL };
+	json_error_t jerr;
+	gsize len = 0;
+	const gchar *data = NULL;
+	json_t *doc = NULL;
+
+	sfl_http_request_async(fx->loop, method, url, headers, body, 10000, NULL, test_waiter_cb,
+			       &waiter);
+	test_wait_for(&waiter.done);
+	response = sfl_http_request_finish(waiter.result, &error);
+	g_object_unref(waiter.result);
+	g_assert_no_error(error);
+	g_assert_cmpuint(sfl_http_response_get_status(response), ==, 200);
+	data = g_bytes_get_data(sfl_http_response_get_body(response), &len);
+	doc = json_loadb(data, len, 0, &jerr);
+	g_assert_nonnull(doc);
+	return doc;
+}
+
+static json_t *
+test_received(Fixture *fx)
+{
+	return test_control(fx, "GET", "/control/received", NULL);
+}
+
+static void
+fixture_setup(Fixture *fx, gconstpointer data)
+{
+	const SimArgs *args = data;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GDataInputStream) out = NULL;
+	g_autofree gchar *line = NULL;
+
+	g_ptr_array_add(argv, g_strdup("/usr/bin/python3"));
+	g_ptr_array_add(argv, g_test_build_filename(G_TEST_DIST, "sim", "loki_sim.py", NULL));
+	if (args->tenant != NULL) {
+		g_ptr_array_add(argv, g_strdup("--tenant"));
+		g_ptr_array_add(argv, g_strdup(args->tenant));
+	}
+	if (args->token != NULL) {
+		g_ptr_array_add(argv, g_strdup("--token"));
+		g_ptr_array_add(argv, g_strdup(args->token));
+	}
+	g_ptr_array_add(argv, NULL);
+	fx->sim = g_subprocess_newv((const gchar *const *)argv->pdata,
+				    G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+	g_assert_no_error(error);
+	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(fx->sim));
+	/* blocks until the simulator listens or exits */
+	line = g_data_input_stream_read_line(out, NULL, NULL, &error);
+	g_assert_no_error(error);
+	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
+		g_subprocess_wait(fx->sim, NULL, NULL);
+		if (g_subprocess_get_if_exited(fx->sim) &&
+		    g_subprocess_get_exit_status(fx->sim) == 77) {
+			g_test_skip("the Loki simulator needs protoc, python3-snappy and "
+				    "python3-protobuf");
+			fx->skip = TRUE;
+			return;
+		}
+		g_error("the Loki simulator did not start");
+	}
+	fx->base = g_strdup_printf("http://127.0.0.1:%s", line + 5);
+	fx->push_url = g_strconcat(fx->base, "/loki/api/v1/push", NULL);
+	fx->loop = sfl_curl_loop_new();
+	fx->interner = sfl_labels_interner_new();
+}
+
+static void
+fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	(void)data;
+	if (fx->loop != NULL)
+		g_assert_cmpuint(sfl_curl_loop_get_n_transfers(fx->loop), ==, 0);
+	g_clear_object(&fx->loop);
+	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);
+	if (fx->sim != NULL) {
+		g_subprocess_force_exit(fx->sim);
+		g_subprocess_wait(fx->sim, NULL, NULL);
+	}
+	g_clear_object(&fx->sim);
+	g_free(fx->base);
+	g_free(fx->push_url);
+	/* let sources destroyed above release their data */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+static SflSink *
+test_sink_new(Fixture *fx, gint encoding, gint compression, const gchar *tenant, const gchar *token)
+{
+	SflLokiConfig cfg = { 0 };
+	g_autoptr(GError) error = NULL;
+	SflSink *sink = NULL;
+
+	cfg.url = fx->push_url;
+	cfg.tenant_id = (gchar *)tenant;
+	cfg.auth_token = (gchar *)token;
+	cfg.encoding = encoding;
+	cfg.compression = compression;
+	sink = sfl_loki_sink_new(fx->loop, &cfg, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(sink);
+	return sink;
+}
+
+static SflSinkResult *
+test_push(SflSink *sink, SflBatch *batch, GCancellable *cancellable, GError **error)
+{
+	Waiter waiter = { 0 };
+	SflSinkResult *result = NULL;
+
+	sfl_sink_push_async(sink, batch, cancellable, test_waiter_cb, &waiter);
+	test_wait_for(&waiter.done);
+	result = sfl_sink_push_finish(sink, waiter.result, error);
+	g_object_unref(waiter.result);
+	return result;
+}
+
+static SflLabels *
+test_labels(Fixture *fx, const SflLabelPair *pairs, guint n_pairs)
+{
+	g_autoptr(GError) error = NULL;
+	SflLabels *labels = sfl_labels_intern(fx->interner, pairs, n_pairs, &error);
+
+	g_assert_no_error(error);
+	return labels;
+}
+
+static const SflLabelPair test_labels_a[] = {
+	{ "job", "sf2loki" },
+	{ "path", "C:\\dir \"quoted\"\nnext" },
+};
+static const SflLabelPair test_labels_b[] = { { "job", "other" } };
+static const SflLabelPair test_md_1[] = { { "user", "u1" }, { "trace_id", "abc" } };
+static const SflLabelPair test_md_3[] = { { "z", "1" } };
+
+/* two streams; stream a's entries arrive out of timestamp order */
+static SflBatch *
+test_batch(Fixture *fx)
+{
+	g_autoptr(SflLabels) a = test_labels(fx, test_labels_a, G_N_ELEMENTS(test_labels_a));
+	g_autoptr(SflLabels) b = test_labels(fx, test_labels_b, G_N_ELEMENTS(test_labels_b));
+	SflBatch *batch = sfl_batch_new();
+
+	sfl_batch_add(batch, sfl_entry_new(G_GINT64_CONSTANT(1700000000123456789), a, "hello", -1,
+					   test_md_1, G_N_ELEMENTS(test_md_1), "k", "1"));
+	sfl_batch_add(batch, sfl_entry_new(G_GINT64_CONSTANT(1700000000123456790), b, "world", -1,
+					   NULL, 0, "k", "2"));
+	sfl_batch_add(batch,
+		      sfl_entry_new(G_GINT64_CONSTANT(1700000000000000001), a, "second \xc3\xbc",
+				    -1, test_md_3, G_N_ELEMENTS(test_md_3), "k", "3"));
+	return batch;
+}
+
+static SflBatch *
+test_batch_one_line(Fixture *fx, gsize line_len)
+{
+	g_autoptr(SflLabels) b = test_labels(fx, test_labels_b, G_N_ELEMENTS(test_labels_b));
+	g_autofree gchar *line = g_strnfill(line_len, 'x');
+	SflBatch *batch = sfl_batch_new();
+
+	sfl_batch_add(batch, sfl_entry_new(G_GINT64_CONSTANT(1700000000000000000), b, line, -1,
+					   NULL, 0, NULL, NULL));
+	return batch;
+}
+
+static json_t *
+test_find_stream(json_t *received, const gchar *job)
+{
+	json_t *streams = json_object_get(received, "streams");
+	json_t *stream = NULL;
+	gsize i = 0;
+
+	json_array_foreach (streams, i, stream) {
+		json_t *labels = json_object_get(stream, "labels");
+
+		if (g_strcmp0(json_string_value(json_object_get(labels, "job")), job) == 0)
+			return stream;
+	}
+	g_assert_not_reached();
+	return NULL;
+}
+
+static void
+test_check_entry(json_t *entries, gsize idx, const gchar *ts, const gchar *line, json_t *md)
+{
+	json_t *entry = json_array_get(entries, idx);
+
+	g_assert_nonnull(entry);
+	g_assert_cmpstr(json_string_value(json_object_get(entry, "ts")), ==, ts);
+	g_assert_cmpstr(json_string_value(json_object_get(entry, "line")), ==, line);
+	if (md == NULL)
+		g_assert_null(json_object_get(entry, "metadata"));
+	else
+		g_assert_true(json_equal(json_object_get(entry, "metadata"), md));
+}
+
+static void
+test_check_delivered(Fixture *fx, const gchar *content_type, const gchar *content_encoding)
+{
+	g_autoptr(json_t) received = test_received(fx);
+	g_autoptr(json_t) labels_a =
+		json_pack("{s:s, s:s}", "job", "sf2loki", "path", "C:\\dir \"quoted\"\nnext");
+	g_autoptr(json_t) labels_b = json_pack("{s:s}", "job", "other");
+	g_autoptr(json_t) md_1 = json_pack("{s:s, s:s}", "user", "u1", "trace_id", "abc");
+	g_autoptr(json_t) md_3 = json_pack("{s:s}", "z", "1");
+	json_t *pushes = json_object_get(received, "pushes");
+	json_t *push = json_array_get(pushes, 0);
+	json_t *a = NULL;
+	json_t *b = NULL;
+
+	g_assert_cmpuint(json_array_size(pushes), ==, 1);
+	g_assert_cmpstr(json_string_value(json_object_get(push, "content_type")), ==, content_type);
+	g_assert_cmpstr(json_string_value(json_object_get(push, "content_encoding")), ==,
+			content_encoding);
+	g_assert_true(g_str_has_prefix(json_string_value(json_object_get(push, "user_agent")),
+				       "sf2loki/" PACKAGE_VERSION));
+	g_assert_cmpint(json_integer_value(json_object_get(push, "entries")), ==, 3);
+	g_assert_cmpuint(json_array_size(json_object_get(received, "streams")), ==, 2);
+
+	a = test_find_stream(received, "sf2loki");
+	g_assert_true(json_equal(json_object_get(a, "labels"), labels_a));
+	g_assert_cmpuint(json_array_size(json_object_get(a, "entries")), ==, 2);
+	test_check_entry(json_object_get(a, "entries"), 0, "1700000000000000001", "second \xc3\xbc",
+			 md_3);
+	test_check_entry(json_object_get(a, "entries"), 1, "1700000000123456789", "hello", md_1);
+
+	b = test_find_stream(received, "other");
+	g_assert_true(json_equal(json_object_get(b, "labels"), labels_b));
+	g_assert_cmpuint(json_array_size(json_object_get(b, "entries")), ==, 1);
+	test_check_entry(json_object_get(b, "entries"), 0, "1700000000123456790", "world", NULL);
+}
+
+static void
+test_ok(Fixture *fx, gint encoding, gint compression, const gchar *ctype, const gchar *cenc)
+{
+	g_autoptr(SflSink) sink = test_sink_new(fx, encoding, compression, NULL, NULL);
+	g_autoptr(SflBatch) batch = test_batch(fx);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflSinkResult) result = test_push(sink, batch, NULL, &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	g_assert_cmpuint(result->status, ==, 204);
+	test_check_delivered(fx, ctype, cenc);
+}
+
+static void
+test_protobuf(Fixture *fx, gconstpointer data)
+{
+	(void)data;
+	if (fx->skip)
+		return;
+	test_ok(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY,
+		"application/x-protobuf", "snappy");
+}
+
+static void
+test_json_gzip(Fixture *fx, gconstpointer data)
+{
+	(void)data;
+	if (fx->skip)
+		return;
+	test_ok(fx, SFL_LOKI_ENCODING_JSON, SFL_LOKI_COMPRESSION_GZIP, "application/json", "gzip");
+}
+
+static void
+test_json_plain(Fixture *fx, gconstpointer data)
+{
+	(void)data;
+	if (fx->skip)
+		return;
+	test_ok(fx, SFL_LOKI_ENCODING_JSON, SFL_LOKI_COMPRESSION_NONE, "application/json", "");
+}
+
+/* one push after a control call; returns the result */
+static SflSinkResult *
+test_push_with_fault(Fixture *fx, const gchar *fault, SflBatch *batch, const gchar *tenant,
+		     const gchar *token)
+{
+	g_autoptr(SflSink) sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF,
+						SFL_LOKI_COMPRESSION_SNAPPY, tenant, token);
+	g_autoptr(GError) error = NULL;
+	SflSinkResult *result = NULL;
+
+	if (fault != NULL) {
+		g_autoptr(json_t) answer = test_control(fx, "POST", "/control/fault", fault);
+
+		g_assert_true(json_is_object(answer));
+	}
+	result = test_push(sink, batch, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(result);
+	return result;
+}
+
+static void
+test_retry_after_429(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	result = test_push_with_fault(fx, "{\"count\": 1, \"status\": 429, \"retry_after\": \"2\"}",
+				      batch, NULL, NULL);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+	g_assert_cmpuint(result->status, ==, 429);
+	g_assert_cmpint(result->retry_after_usec, ==, 2 * G_USEC_PER_SEC);
+}
+
+static void
+test_server_error_500(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(json_t) received = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	result = test_push_with_fault(fx, "{\"count\": 1, \"status\": 500}", batch, NULL, NULL);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+	g_assert_cmpuint(result->status, ==, 500);
+	g_assert_cmpint(result->retry_after_usec, ==, -1);
+	g_assert_cmpstr(result->detail, ==, "fault injected");
+	received = test_received(fx);
+	g_assert_cmpuint(json_array_size(json_object_get(received, "pushes")), ==, 0);
+}
+
+static void
+test_connection_reset(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	/* curl retries a request once on a reused connection that died: reset more than once */
+	result = test_push_with_fault(fx, "{\"reset\": 3}", batch, NULL, NULL);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+	g_assert_cmpuint(result->status, ==, 0);
+	g_assert_nonnull(result->detail);
+	g_assert_cmpstr(result->detail, !=, "");
+}
+
+static void
+test_unauthorized_401(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	result = test_push_with_fault(fx, NULL, batch, TEST_TENANT, TEST_WRONG_TOKEN);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+	g_assert_cmpuint(result->status, ==, 401);
+	/* the simulator echoes the Authorization header it got: it must come back masked */
+	g_test_message("401 detail: %s", result->detail);
+	g_assert_nonnull(strstr(result->detail, "invalid credentials"));
+	g_assert_null(strstr(result->detail, TEST_WRONG_TOKEN));
+	g_assert_null(strstr(result->detail, "YWNtZTp0b2std3Jvbmct"));
+	g_assert_null(strstr(result->reason, TEST_WRONG_TOKEN));
+}
+
+static void
+test_unauthorized_bearer(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	result = test_push_with_fault(fx, NULL, batch, NULL, TEST_WRONG_TOKEN);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+	g_assert_cmpuint(result->status, ==, 401);
+	g_assert_null(strstr(result->detail, TEST_WRONG_TOKEN));
+}
+
+static void
+test_tenant_basic_auth(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(json_t) received = NULL;
+	json_t *push = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	result = test_push_with_fault(fx, NULL, batch, TEST_TENANT, TEST_TOKEN);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	received = test_received(fx);
+	push = json_array_get(json_object_get(received, "pushes"), 0);
+	g_assert_cmpstr(json_string_value(json_object_get(push, "org_id")), ==, TEST_TENANT);
+	g_assert_cmpstr(json_string_value(json_object_get(push, "auth")), ==, "Basic");
+}
+
+static void
+test_bearer_auth(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(json_t) received = NULL;
+	json_t *push = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch(fx);
+	result = test_push_with_fault(fx, NULL, batch, NULL, TEST_TOKEN);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	received = test_received(fx);
+	push = json_array_get(json_object_get(received, "pushes"), 0);
+	g_assert_true(json_is_null(json_object_get(push, "org_id")));
+	g_assert_cmpstr(json_string_value(json_object_get(push, "auth")), ==, "Bearer");
+}
+
+static void
+test_bad_request_400(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch_one_line(fx, 200);
+	result = test_push_with_fault(fx, "{\"reject_line_over\": 100}", batch, NULL, NULL);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_REJECTED);
+	g_assert_cmpuint(result->status, ==, 400);
+	g_assert_cmpstr(result->reason, ==, "bad_request");
+	g_assert_true(g_str_has_prefix(result->detail, "Max entry size exceeded"));
+	g_assert_cmpuint(strlen(result->detail), <=, SFL_LOKI_SINK_DETAIL_MAX);
+}
+
+static void
+test_oversized_413(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	batch = test_batch_one_line(fx, 4096);
+	result = test_push_with_fault(fx, "{\"max_body\": 64}", batch, NULL, NULL);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_REJECTED);
+	g_assert_cmpuint(result->status, ==, 413);
+	g_assert_cmpstr(result->reason, ==, "oversized_413");
+}
+
+static void
+test_checkpoint_only(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflSink) sink = NULL;
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(json_t) received = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
+			     NULL);
+	batch = sfl_batch_new();
+	sfl_batch_add(batch, sfl_entry_new_checkpoint_only(1, "k", "1"));
+	sfl_batch_add(batch, sfl_entry_new_checkpoint_only(2, "k", "2"));
+	result = test_push(sink, batch, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	g_assert_cmpuint(result->status, ==, 0);
+	received = test_received(fx);
+	g_assert_cmpuint(json_array_size(json_object_get(received, "pushes")), ==, 0);
+}
+
+static gboolean
+test_cancel_cb(gpointer user_data)
+{
+	g_cancellable_cancel(G_CANCELLABLE(user_data));
+	return G_SOURCE_REMOVE;
+}
+
+static void
+test_cancel(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflSink) sink = NULL;
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflSinkResult) result = NULL;
+	g_autoptr(GCancellable) cancellable = g_cancellable_new();
+	g_autoptr(GSource) later = NULL;
+	g_autoptr(json_t) ignored = NULL;
+	g_autoptr(json_t) cleared = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
+			     NULL);
+	batch = test_batch(fx);
+	ignored = test_control(fx, "POST", "/control/fault", "{\"hang\": 1}");
+	/* cancel from the loop while the simulator holds the request unanswered */
+	later = g_timeout_source_new(200);
+	g_source_set_callback(later, test_cancel_cb, cancellable, NULL);
+	g_source_attach(later, NULL);
+	result = test_push(sink, batch, cancellable, &error);
+	g_source_destroy(later);
+	g_assert_error(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+	g_assert_null(result);
+	g_assert_cmpuint(sfl_curl_loop_get_n_transfers(fx->loop), ==, 0);
+	cleared = test_control(fx, "POST", "/control/clear", "{}");
+}
+
+static void
+test_invalid_url(void)
+{
+	const gchar *bad[] = { "", "not a url", "ftp://example.com/loki/api/v1/push",
+			       "http:///loki/api/v1/push" };
+	g_autoptr(SflCurlLoop) loop = sfl_curl_loop_new();
+
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		SflLokiConfig cfg = { 0 };
+		g_autoptr(GError) error = NULL;
+		g_autoptr(SflSink) sink = NULL;
+
+		cfg.url = (gchar *)bad[i];
+		sink = sfl_loki_sink_new(loop, &cfg, &error);
+		g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+		g_assert_null(sink);
+	}
+}
+
+static void
+test_retry_after_parse(void)
+{
+	gint64 now = G_GINT64_CONSTANT(1700000000) * G_USEC_PER_SEC;
+
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after(NULL, now), ==, -1);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("2", now), ==, 2 * G_USEC_PER_SEC);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after(" 0 ", now), ==, 0);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("120", now), ==, 60 * G_USEC_PER_SEC);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("soon", now), ==, -1);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("-3", now), ==, -1);
+	/* 1700000000 is Tue, 14 Nov 2023 22:13:20 GMT */
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("Tue, 14 Nov 2023 22:13:30 GMT", now), ==,
+			10 * G_USEC_PER_SEC);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("Tue, 14 Nov 2023 22:00:00 GMT", now), ==,
+			0);
+	g_assert_cmpint(sfl_loki_sink_parse_retry_after("Wed, 15 Nov 2023 22:13:20 GMT", now), ==,
+			60 * G_USEC_PER_SEC);
+}
+
+/* runs last: nothing any case logged may contain a token */
+static void
+test_no_secret_in_logs(void)
+{
+	g_mutex_lock(&test_log_lock);
+	/* the capture saw the sink's own debug lines */
+	g_assert_nonnull(strstr(test_log->str, "push answered HTTP 401"));
+	g_assert_null(strstr(test_log->str, TEST_TOKEN));
+	g_assert_null(strstr(test_log->str, TEST_WRONG_TOKEN));
+	g_mutex_unlock(&test_log_lock);
+}
+
+#define ADD(path, args, func) g_test_add(path, Fixture, args, fixture_setup, func, fixture_teardown)
+
+int
+main(int argc, char **argv)
+{
+	test_log = g_string_new(NULL);
+	g_log_set_writer_func(test_log_writer, NULL, NULL);
+	g_test_init(&argc, &argv, NULL);
+
+	ADD("/sfl/loki-sink/protobuf", &sim_plain, test_protobuf);
+	ADD("/sfl/loki-sink/json-gzip", &sim_plain, test_json_gzip);
+	ADD("/sfl/loki-sink/json-plain", &sim_plain, test_json_plain);
+	ADD("/sfl/loki-sink/retry-after-429", &sim_plain, test_retry_after_429);
+	ADD("/sfl/loki-sink/server-error-500", &sim_plain, test_server_error_500);
+	ADD("/sfl/loki-sink/connection-reset", &sim_plain, test_connection_reset);
+	ADD("/sfl/loki-sink/unauthorized-401", &sim_tenant_token, test_unauthorized_401);
+	ADD("/sfl/loki-sink/unauthorized-bearer", &sim_token_only, test_unauthorized_bearer);
+	ADD("/sfl/loki-sink/tenant-basic-auth", &sim_tenant_token, test_tenant_basic_auth);
+	ADD("/sfl/loki-sink/bearer-auth", &sim_token_only, test_bearer_auth);
+	ADD("/sfl/loki-sink/bad-request-400", &sim_plain, test_bad_request_400);
+	ADD("/sfl/loki-sink/oversized-413", &sim_plain, test_oversized_413);
+	ADD("/sfl/loki-sink/checkpoint-only", &sim_plain, test_checkpoint_only);
+	ADD("/sfl/loki-sink/cancel", &sim_plain, test_cancel);
+	g_test_add_func("/sfl/loki-sink/invalid-url", test_invalid_url);
+	g_test_add_func("/sfl/loki-sink/retry-after-parse", test_retry_after_parse);
+	g_test_add_func("/sfl/loki-sink/no-secret-in-logs", test_no_secret_in_logs);
+	return g_test_run();
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/python3
+# Copyright 2026 sf2loki contributors
+# SPDX-License-Identifier: Apache-2.0
+"""A small Loki push endpoint for integration tests.
+
+usage: loki_sim.py [--tenant T] [--token S]
+
+Listens on 127.0.0.1 with an ephemeral port and prints "PORT <n>" as its first stdout line.
+
+POST /loki/api/v1/push   decodes with third-party code (python3-snappy + protoc-generated
+                         python3-protobuf classes for protobuf, json + gzip for JSON), checks the
+                         label strings with loki_decode's parser, stores every entry, answers 204.
+                         With --tenant, X-Scope-OrgID must match; with --tenant and --token,
+                         Authorization must be Basic base64(tenant:token); with --token alone,
+                         Bearer token. Otherwise 401.
+POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next N pushes answer S
+                         {"reject_line_over": BYTES}: 400 when any line is longer
+                         {"max_body": BYTES}: 413 when the body is larger
+                         {"reset": N}: the next N pushes get the connection closed, no response
+                         {"hang": N}: the next N pushes get no answer until /control/clear
+GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth, entries}],
+                          "streams": [{labels, labels_raw?, entries: [{ts, line, metadata?}]}]}
+POST /control/clear      forgets everything received and every fault
+
+Exit 77 (skip) when protoc or a Python module is missing.
+"""
+
+import argparse
+import base64
+import gzip
+import json
+import socket
+import sys
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import loki_decode
+
+SKIP = 77
+
+
+class State:
+    def __init__(self, tenant, token, pb2, snappy):
+        self.lock = threading.Lock()
+        self.tenant = tenant
+        self.token = token
+        self.pb2 = pb2
+        self.snappy = snappy
+        self.release = threading.Event()
+        self.clear()
+
+    def clear(self):
+        self.pushes = []
+        self.streams = []
+        self.fault = None
+        self.reject_line_over = None
+        self.max_body = None
+        self.resets = 0
+        self.hangs = 0
+        if hasattr(self, "release"):
+            self.release.set()
+        self.release = threading.Event()
+
+
+def decode_protobuf(state, data):
+    req = state.pb2.PushRequest.FromString(state.snappy.uncompress(data))
+    streams = []
+    for s in req.streams:
+        if s.hash != 0:
+            raise ValueError("client set StreamAdapter.hash")
+        entries = []
+        for e in s.entries:
+            entry = {"ts": str(e.timestamp.seconds * 1_000_000_000 + e.timestamp.nanos),
+                     "line": e.line}
+            if len(e.structuredMetadata) > 0:
+                entry["metadata"] = {p.name: p.value for p in e.structuredMetadata}
+            entries.append(entry)
+        streams.append({"labels": loki_decode.parse_label_string(s.labels),
+                        "labels_raw": s.labels, "entries": entries})
+    return streams
+
+
+def decode_json(data):
+    return loki_decode.decode_json(data)["streams"]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "loki-sim"
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("loki_sim: " + (fmt % args) + "\n")
+
+    def reply(self, status, body=b"", headers=None, ctype="text/plain; charset=utf-8"):
+        if isinstance(body, str):
+            body = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def read_body(self):
+        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+
+    def check_auth(self):
+        st = self.server.state
+        org = self.headers.get("X-Scope-OrgID")
+        auth = self.headers.get("Authorization")
+        if st.tenant is not None and org != st.tenant:
+            return "no org id"
+        if st.token is not None:
+            if st.tenant is not None:
+                cred = base64.b64encode(f"{st.tenant}:{st.token}".encode()).decode()
+                want = "Basic " + cred
+            else:
+                want = "Bearer " + st.token
+            if auth != want:
+                # like some gateways, echo what was received: the client must redact it
+                return f"invalid credentials: got Authorization {auth}"
+        return None
+
+    def do_GET(self):
+        st = self.server.state
+        if self.path == "/control/received":
+            with st.lock:
+                doc = {"pushes": st.pushes, "streams": st.streams}
+                body = json.dumps(doc)
+            self.reply(200, body, ctype="application/json")
+        else:
+            self.reply(404, "not found")
+
+    def do_POST(self):
+        st = self.server.state
+        body = self.read_body()
+        if self.path == "/control/fault":
+            doc = json.loads(body or b"{}")
+            with st.lock:
+                if "status" in doc:
+                    st.fault = {"count": int(doc.get("count", 1)), "status": int(doc["status"]),
+                                "retry_after": doc.get("retry_after")}
+                if "reject_line_over" in doc:
+                    st.reject_line_over = int(doc["reject_line_over"])
+                if "max_body" in doc:
+                    st.max_body = int(doc["max_body"])
+                if "reset" in doc:
+                    st.resets = int(doc["reset"])
+                if "hang" in doc:
+                    st.hangs = int(doc["hang"])
+            self.reply(200, "{}", ctype="application/json")
+            return
+        if self.path == "/control/clear":
+            with st.lock:
+                st.clear()
+            self.reply(200, "{}", ctype="application/json")
+            return
+        if self.path != "/loki/api/v1/push":
+            self.reply(404, "not found")
+            return
+        self.push(body)
+
+    def push(self, body):
+        st = self.server.state
+        with st.lock:
+            reset = st.resets > 0
+            if reset:
+                st.resets -= 1
+            hang = not reset and st.hangs > 0
+            if hang:
+                st.hangs -= 1
+                release = st.release
+            fault = None
+            if not reset and not hang and st.fault is not None and st.fault["count"] > 0:
+                st.fault["count"] -= 1
+                fault = dict(st.fault)
+        if reset:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if hang:
+            release.wait(60)
+            self.close_connection = True
+            return
+        if fault is not None:
+            headers = {}
+            if fault.get("retry_after") is not None:
+                headers["Retry-After"] = str(fault["retry_after"])
+            self.reply(fault["status"], "fault injected", headers)
+            return
+        denied = self.check_auth()
+        if denied is not None:
+            self.reply(401, denied)
+            return
+        if st.max_body is not None and len(body) > st.max_body:
+            self.reply(413, "request body too large")
+            return
+        ctype = self.headers.get("Content-Type", "")
+        cenc = self.headers.get("Content-Encoding", "")
+        try:
+            data = body
+            if cenc == "gzip":
+                data = gzip.decompress(data)
+            elif cenc not in ("", "snappy"):
+                self.reply(400, f'Content-Encoding "{cenc}" not supported')
+                return
+            if ctype == "application/json":
+                streams = decode_json(data)
+                for s in streams:
+                    for name in s["labels"]:
+                        if not loki_decode.parse_label_string(f'{{{name}=""}}'):
+                            raise ValueError(f"bad label name {name!r}")
+            else:
+                streams = decode_protobuf(st, data)
+        except Exception as exc:  # any decode failure is the client's fault
+            self.reply(400, f"error parsing push request: {exc}")
+            return
+        if not streams:
+            self.reply(422, "error at least one valid stream is required for ingestion")
+            return
+        if st.reject_line_over is not None:
+            for s in streams:
+                for e in s["entries"]:
+                    if len(e["line"].encode()) > st.reject_line_over:
+                        self.reply(400, "Max entry size exceeded for stream "
+                                   f"'{json.dumps(s['labels'])}'")
+                        return
+        auth = self.headers.get("Authorization")
+        with st.lock:
+            st.pushes.append({
+                "content_type": ctype,
+                "content_encoding": cenc,
+                "org_id": self.headers.get("X-Scope-OrgID"),
+                "auth": auth.split(" ", 1)[0] if auth else None,
+                "user_agent": self.headers.get("User-Agent"),
+                "entries": sum(len(s["entries"]) for s in streams),
+            })
+            st.streams.extend(streams)
+        self.reply(204)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tenant")
+    ap.add_argument("--token")
+    opts = ap.parse_args()
+    try:
+        import snappy  # python3-snappy: raw block format
+    except ImportError:
+        print("python3-snappy missing", file=sys.stderr)
+        sys.exit(SKIP)
+    with tempfile.TemporaryDirectory(prefix="loki-sim-") as workdir:
+        try:
+            pb2 = loki_decode.load_push_pb2(workdir)
+        except ImportError as exc:
+            print(f"python3-protobuf missing: {exc}", file=sys.stderr)
+            sys.exit(SKIP)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.state = State(opts.tenant, opts.token, pb2, snappy)
+    print(f"PORT {server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

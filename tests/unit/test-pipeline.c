@@ -1,0 +1,1105 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTestPipeline"
+
+#include "config.h"
+
+#include "sfl-error.h"
+#include "sfl-memory-store.h"
+#include "sfl-pipeline-private.h"
+#include "sfl-pipeline.h"
+
+/*
+ * The pipeline against a scripted fake sink, a memory store and the fake clock. Time moves
+ * only when a test advances the clock; the store's worker thread is waited for by iterating
+ * the main context until a condition holds (with a real-time deadline that fails the test).
+ */
+
+/* --- a sink whose answers the test scripts -------------------------------------------------- */
+
+typedef struct {
+	GPtrArray *lines; /* gchar*, what the sink received */
+	gint64 at_usec;	  /* fake monotonic time of the push */
+} TestPush;
+
+typedef struct {
+	SflSinkOutcome outcome;
+	gint64 retry_after_usec;
+} TestOutcome;
+
+#define TEST_TYPE_SINK (test_sink_get_type())
+G_DECLARE_FINAL_TYPE(TestSink, test_sink, TEST, SINK, SflSink)
+
+struct _TestSink {
+	SflSink parent_instance;
+	SflClock *clock;
+	GPtrArray *pushes;    /* TestPush */
+	GArray *script;	      /* TestOutcome, consumed from the front for unmatched pushes */
+	GHashTable *rejected; /* line -> reason: any batch holding it is REJECTED */
+	GHashTable *retried;  /* line -> unused: any batch holding it is RETRY */
+	GHashTable *accepted; /* line -> times accepted */
+	guint max_ok_len;     /* larger batches are REJECTED oversized_413; 0 = no limit */
+	gboolean hold;	      /* keep pushes unanswered */
+	gboolean late_ok;     /* answer a cancelled push anyway, as a request already sent may */
+	gchar *hold_prefix;   /* keep pushes whose first line has this prefix unanswered */
+	GPtrArray *held;      /* GTask */
+};
+
+G_DEFINE_TYPE(TestSink, test_sink, SFL_TYPE_SINK)
+
+static void
+test_push_free(TestPush *push)
+{
+	g_ptr_array_unref(push->lines);
+	g_free(push);
+}
+
+static SflSinkResult *
+test_sink_decide(TestSink *self, TestPush *push)
+{
+	SflSinkResult *result;
+
+	for (guint i = 0; i < push->lines->len; i++) {
+		const gchar *reason = g_hash_table_lookup(self->rejected, push->lines->pdata[i]);
+		if (reason != NULL) {
+			result = sfl_sink_result_new(SFL_SINK_REJECTED);
+			result->reason = g_strdup(reason);
+			return result;
+		}
+		if (g_hash_table_contains(self->retried, push->lines->pdata[i]))
+			return sfl_sink_result_new(SFL_SINK_RETRY);
+	}
+	if (self->max_ok_len > 0 && push->lines->len > self->max_ok_len) {
+		result = sfl_sink_result_new(SFL_SINK_REJECTED);
+		result->reason = g_strdup("oversized_413");
+		return result;
+	}
+	if (self->script->len > 0) {
+		TestOutcome o = g_array_index(self->script, TestOutcome, 0);
+		g_array_remove_index(self->script, 0);
+		result = sfl_sink_result_new(o.outcome);
+		result->retry_after_usec = o.retry_after_usec;
+		if (o.outcome == SFL_SINK_FATAL)
+			result->reason = g_strdup("scripted fatal");
+		return result;
+	}
+	return sfl_sink_result_new(SFL_SINK_OK);
+}
+
+static void
+test_sink_answer(TestSink *self, GTask *task_in)
+{
+	g_autoptr(GTask) task = task_in;
+	TestPush *push = g_task_get_task_data(task);
+	SflSinkResult *result;
+
+	if (!self->late_ok && g_task_return_error_if_cancelled(task))
+		return;
+	g_task_set_check_cancellable(task, !self->late_ok);
+	result = test_sink_decide(self, push);
+	if (result->outcome == SFL_SINK_OK) {
+		for (guint i = 0; i < push->lines->len; i++) {
+			gpointer n = g_hash_table_lookup(self->accepted, push->lines->pdata[i]);
+			g_hash_table_insert(self->accepted, g_strdup(push->lines->pdata[i]),
+					    GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
+		}
+	}
+	g_task_return_pointer(task, result, (GDestroyNotify)sfl_sink_result_free);
+}
+
+static void
+test_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
+		     GAsyncReadyCallback callback, gpointer user_data)
+{
+	TestSink *self = TEST_SINK(sink);
+	g_autoptr(GTask) task = g_task_new(self, cancellable, callback, user_data);
+	TestPush *push = g_new0(TestPush, 1);
+
+	push->lines = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < sfl_batch_get_length(batch); i++)
+		g_ptr_array_add(push->lines, g_strdup(sfl_batch_get(batch, i)->line));
+	push->at_usec = sfl_clock_monotonic_usec(self->clock);
+	g_ptr_array_add(self->pushes, push);
+	g_task_set_task_data(task, push, NULL);
+	if (self->hold || (self->hold_prefix != NULL && push->lines->len > 0 &&
+			   g_str_has_prefix(push->lines->pdata[0], self->hold_prefix))) {
+		g_ptr_array_add(self->held, g_steal_pointer(&task));
+		return;
+	}
+	test_sink_answer(self, g_steal_pointer(&task));
+}
+
+static SflSinkResult *
+test_sink_push_finish(SflSink *sink, GAsyncResult *result, GError **error)
+{
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+/* answers every held push (and stops holding) */
+static void
+test_sink_release(TestSink *self)
+{
+	g_autoptr(GPtrArray) held = g_steal_pointer(&self->held);
+
+	self->held = g_ptr_array_new();
+	self->hold = FALSE;
+	g_clear_pointer(&self->hold_prefix, g_free);
+	for (guint i = 0; i < held->len; i++)
+		test_sink_answer(self, held->pdata[i]);
+}
+
+static guint
+test_sink_accepted(TestSink *self, const gchar *line)
+{
+	return GPOINTER_TO_UINT(g_hash_table_lookup(self->accepted, line));
+}
+
+static void
+test_sink_script(TestSink *self, SflSinkOutcome outcome, gint64 retry_after_usec)
+{
+	TestOutcome o = { outcome, retry_after_usec };
+	g_array_append_val(self->script, o);
+}
+
+static void
+test_sink_finalize(GObject *object)
+{
+	TestSink *self = TEST_SINK(object);
+
+	g_assert_cmpuint(self->held->len, ==, 0);
+	g_ptr_array_unref(self->held);
+	g_ptr_array_unref(self->pushes);
+	g_array_unref(self->script);
+	g_hash_table_unref(self->rejected);
+	g_hash_table_unref(self->retried);
+	g_hash_table_unref(self->accepted);
+	g_free(self->hold_prefix);
+	sfl_clock_unref(self->clock);
+	G_OBJECT_CLASS(test_sink_parent_class)->finalize(object);
+}
+
+static void
+test_sink_class_init(TestSinkClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = test_sink_finalize;
+	SFL_SINK_CLASS(klass)->push_async = test_sink_push_async;
+	SFL_SINK_CLASS(klass)->push_finish = test_sink_push_finish;
+}
+
+static void
+test_sink_init(TestSink *self)
+{
+	self->pushes = g_ptr_array_new_with_free_func((GDestroyNotify)test_push_free);
+	self->script = g_array_new(FALSE, FALSE, sizeof(TestOutcome));
+	self->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	self->retried = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	self->accepted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	self->held = g_ptr_array_new();
+}
+
+/* --- a store whose first writes fail ---------------------------------------------------------- */
+
+#define TEST_TYPE_FLAKY_STORE (test_flaky_store_get_type())
+G_DECLARE_FINAL_TYPE(TestFlakyStore, test_flaky_store, TEST, FLAKY_STORE, SflCheckpointStore)
+
+struct _TestFlakyStore {
+	SflCheckpointStore parent_instance;
+	GMutex lock;
+	gint failures; /* writes still to fail */
+	guint writes;
+	SflStateDoc *doc;
+};
+
+G_DEFINE_TYPE(TestFlakyStore, test_flaky_store, SFL_TYPE_CHECKPOINT_STORE)
+
+/* worker thread */
+static gboolean
+test_flaky_store_commit_many(SflCheckpointStore *store, const SflStateDoc *items,
+			     const SflStoreWriter *writer, GCancellable *cancellable,
+			     GError **error)
+{
+	TestFlakyStore *self = TEST_FLAKY_STORE(store);
+	gboolean ok = TRUE;
+
+	/* clang in GLib 2.74 flags an autoptr GMutexLocker as unused */
+	g_mutex_lock(&self->lock);
+	if (self->failures > 0) {
+		self->failures--;
+		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "disk hiccup");
+		ok = FALSE;
+	} else {
+		for (guint i = 0; i < sfl_state_doc_size(items); i++) {
+			const gchar *key = sfl_state_doc_key_at(items, i);
+			sfl_state_doc_set(self->doc, key, sfl_state_doc_get(items, key));
+		}
+		self->writes++;
+	}
+	g_mutex_unlock(&self->lock);
+	return ok;
+}
+
+static gchar *
+test_flaky_store_get(TestFlakyStore *self, const gchar *key)
+{
+	gchar *value;
+
+	g_mutex_lock(&self->lock);
+	value = g_strdup(sfl_state_doc_get(self->doc, key));
+	g_mutex_unlock(&self->lock);
+	return value;
+}
+
+static void
+test_flaky_store_finalize(GObject *object)
+{
+	TestFlakyStore *self = TEST_FLAKY_STORE(object);
+
+	sfl_state_doc_free(self->doc);
+	g_mutex_clear(&self->lock);
+	G_OBJECT_CLASS(test_flaky_store_parent_class)->finalize(object);
+}
+
+static void
+test_flaky_store_class_init(TestFlakyStoreClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = test_flaky_store_finalize;
+	SFL_CHECKPOINT_STORE_CLASS(klass)->commit_many = test_flaky_store_commit_many;
+}
+
+static void
+test_flaky_store_init(TestFlakyStore *self)
+{
+	g_mutex_init(&self->lock);
+	self->doc = sfl_state_doc_new();
+}
+
+/* --- fixture -------------------------------------------------------------------------------- */
+
+typedef struct {
+	SflClock *clock;
+	SflMemoryBacking *backing;
+	SflCheckpointStore *store;
+	TestSink *sink;
+	SflLabelsInterner *interner;
+	SflLabels *labels;
+	SflLokiBatchConfig config;
+	SflPipeline *pipeline;
+	guint writable[SFL_LANE_COUNT];
+	guint errors;
+	guint fenced;
+	gboolean fence_open;
+	/* a producer that resumes on the writable callback */
+	GPtrArray *feed; /* SflEntry */
+	guint feed_next;
+	SflLane feed_lane;
+	gboolean stopped;
+	gboolean stop_ok;
+} Fixture;
+
+static void fx_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data);
+
+static void
+fx_error(SflPipeline *pipeline, SflLane lane, const GError *error, gpointer user_data)
+{
+	Fixture *fx = user_data;
+	g_assert_false(g_error_matches(error, SFL_ERROR, SFL_ERROR_FENCED));
+	fx->errors++;
+}
+
+static void
+fx_fenced(SflPipeline *pipeline, SflLane lane, const GError *error, gpointer user_data)
+{
+	Fixture *fx = user_data;
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	fx->fenced++;
+}
+
+static gboolean
+fx_fence(gpointer user_data)
+{
+	Fixture *fx = user_data;
+	return fx->fence_open;
+}
+
+static void
+fx_setup(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	SflLabelPair pair = { "job", "test" };
+
+	fx->clock = sfl_fake_clock_new(G_GINT64_CONSTANT(1700000000) * G_USEC_PER_SEC);
+	fx->backing = sfl_memory_backing_new();
+	fx->store = sfl_memory_store_new(fx->backing);
+	fx->fence_open = TRUE;
+	sfl_checkpoint_store_set_fence(fx->store, fx_fence, fx, NULL);
+	fx->sink = g_object_new(TEST_TYPE_SINK, NULL);
+	fx->sink->clock = sfl_clock_ref(fx->clock);
+	fx->interner = sfl_labels_interner_new();
+	fx->labels = sfl_labels_intern(fx->interner, &pair, 1, &error);
+	g_assert_no_error(error);
+	fx->config.max_entries = 1000;
+	fx->config.max_bytes = 1 << 20;
+	fx->config.flush_interval = G_USEC_PER_SEC;
+	fx->config.max_line_bytes = 0;
+	fx->config.queue_maxsize = 10000;
+	fx->config.queue_max_bytes = 0;
+	fx->feed = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_entry_unref);
+}
+
+/* builds the pipeline once the test has set the config */
+static void
+fx_start(Fixture *fx)
+{
+	SflPipelineCallbacks callbacks = { fx_writable, fx_error, fx_fenced };
+
+	fx->pipeline = sfl_pipeline_new(&fx->config, SFL_SINK(fx->sink), fx->store, fx->clock);
+	sfl_pipeline_set_seed(fx->pipeline, 42);
+	sfl_pipeline_set_callbacks(fx->pipeline, &callbacks, fx);
+}
+
+static void
+fx_drain(void)
+{
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+static gboolean
+fx_deadline_cb(gpointer user_data)
+{
+	gboolean *expired = user_data;
+	*expired = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/* iterates until @cond holds; a real-time deadline fails the test instead of hanging */
+#define FX_WAIT_FOR(cond)                                                                          \
+	G_STMT_START                                                                               \
+	{                                                                                          \
+		gboolean expired_ = FALSE;                                                         \
+		GSource *deadline_ = g_timeout_source_new_seconds(10);                             \
+		g_source_set_callback(deadline_, fx_deadline_cb, &expired_, NULL);                 \
+		g_source_attach(deadline_, NULL);                                                  \
+		while (!(cond) && !expired_)                                                       \
+			g_main_context_iteration(NULL, TRUE);                                      \
+		g_source_destroy(deadline_);                                                       \
+		g_source_unref(deadline_);                                                         \
+		if (!(cond))                                                                       \
+			g_error("timed out waiting for %s", #cond);                                \
+		fx_drain();                                                                        \
+	}                                                                                          \
+	G_STMT_END
+
+static void
+fx_advance(Fixture *fx, gint64 usec)
+{
+	sfl_fake_clock_advance(fx->clock, usec);
+	fx_drain();
+}
+
+static guint
+fx_writes(Fixture *fx)
+{
+	return sfl_memory_backing_get_write_count(fx->backing);
+}
+
+static gchar *
+fx_committed(Fixture *fx, const gchar *key)
+{
+	g_autoptr(SflStateDoc) doc = sfl_memory_backing_dup_document(fx->backing);
+	return g_strdup(sfl_state_doc_get(doc, key));
+}
+
+static gboolean
+fx_committed_is(Fixture *fx, const gchar *key, const gchar *value)
+{
+	g_autofree gchar *got = fx_committed(fx, key);
+	return g_strcmp0(got, value) == 0;
+}
+
+static SflPipelineCounters
+fx_counters(Fixture *fx)
+{
+	SflPipelineCounters counters;
+	sfl_pipeline_get_counters(fx->pipeline, &counters);
+	return counters;
+}
+
+#define FX_ASSERT_COMMITTED(fx, key, value)                                                        \
+	G_STMT_START                                                                               \
+	{                                                                                          \
+		g_autofree gchar *got_ = fx_committed(fx, key);                                    \
+		g_assert_cmpstr(got_, ==, value);                                                  \
+	}                                                                                          \
+	G_STMT_END
+
+static SflEntry *
+fx_entry(Fixture *fx, const gchar *line, const gchar *key, const gchar *value)
+{
+	return sfl_entry_new(1, fx->labels, line, -1, NULL, 0, key, value);
+}
+
+static void
+fx_offer(Fixture *fx, SflLane lane, const gchar *line, const gchar *key, const gchar *value)
+{
+	g_autoptr(SflEntry) entry = fx_entry(fx, line, key, value);
+	g_assert_true(sfl_pipeline_offer(fx->pipeline, lane, entry));
+}
+
+static void
+fx_offer_marker(Fixture *fx, SflLane lane, const gchar *key, const gchar *value)
+{
+	g_autoptr(SflEntry) entry = sfl_entry_new_checkpoint_only(1, key, value);
+	g_assert_true(sfl_pipeline_offer(fx->pipeline, lane, entry));
+}
+
+static void
+fx_feed_run(Fixture *fx)
+{
+	while (fx->feed_next < fx->feed->len &&
+	       sfl_pipeline_offer(fx->pipeline, fx->feed_lane, fx->feed->pdata[fx->feed_next]))
+		fx->feed_next++;
+}
+
+static void
+fx_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data)
+{
+	Fixture *fx = user_data;
+
+	fx->writable[lane]++;
+	if (lane == fx->feed_lane)
+		fx_feed_run(fx);
+}
+
+static TestPush *
+fx_push(Fixture *fx, guint idx)
+{
+	g_assert_cmpuint(idx, <, fx->sink->pushes->len);
+	return g_ptr_array_index(fx->sink->pushes, idx);
+}
+
+static void
+fx_stop_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	Fixture *fx = user_data;
+	g_autoptr(GError) error = NULL;
+
+	fx->stop_ok = sfl_pipeline_stop_finish(SFL_PIPELINE(source), result, &error);
+	g_assert_no_error(error);
+	fx->stopped = TRUE;
+}
+
+static void
+fx_teardown(Fixture *fx, gconstpointer data)
+{
+	test_sink_release(fx->sink);
+	fx_drain();
+	if (fx->pipeline != NULL) {
+		gpointer weak = fx->pipeline;
+		g_object_add_weak_pointer(G_OBJECT(fx->pipeline), &weak);
+		g_clear_object(&fx->pipeline);
+		/* a push or commit in flight holds the pipeline until it completes */
+		FX_WAIT_FOR(weak == NULL);
+	}
+	g_ptr_array_unref(fx->feed);
+	sfl_labels_unref(fx->labels);
+	sfl_labels_interner_unref(fx->interner);
+	g_object_unref(fx->sink);
+	g_object_unref(fx->store);
+	sfl_memory_backing_unref(fx->backing);
+	sfl_clock_unref(fx->clock);
+}
+
+/* --- batching ------------------------------------------------------------------------------- */
+
+static void
+test_batch_count(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 10;
+	fx_start(fx);
+	for (guint i = 0; i < 25; i++) {
+		g_autofree gchar *line = g_strdup_printf("line-%u", i);
+		g_autofree gchar *value = g_strdup_printf("%u", i);
+		fx_offer(fx, SFL_LANE_BULK, line, "k", value);
+	}
+	FX_WAIT_FOR(fx->sink->pushes->len == 2 && fx_counters(fx).commits == 2);
+	g_assert_cmpuint(fx_push(fx, 0)->lines->len, ==, 10);
+	g_assert_cmpuint(fx_push(fx, 1)->lines->len, ==, 10);
+	g_assert_cmpstr(fx_push(fx, 1)->lines->pdata[0], ==, "line-10");
+	/* the rest waits for the flush interval */
+	fx_advance(fx, G_USEC_PER_SEC - 1);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
+	fx_advance(fx, 1);
+	FX_WAIT_FOR(fx->sink->pushes->len == 3 && fx_counters(fx).commits == 3);
+	g_assert_cmpuint(fx_push(fx, 2)->lines->len, ==, 5);
+	FX_ASSERT_COMMITTED(fx, "k", "24");
+}
+
+static void
+test_batch_bytes(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *line = g_strnfill(30, 'x');
+	SflPipelineCounters counters;
+
+	fx->config.max_bytes = 100;
+	fx_start(fx);
+	for (guint i = 0; i < 9; i++)
+		fx_offer(fx, SFL_LANE_BULK, line, NULL, NULL);
+	/* 4 x 30 bytes reach 100 */
+	FX_WAIT_FOR(fx->sink->pushes->len == 2);
+	g_assert_cmpuint(fx_push(fx, 0)->lines->len, ==, 4);
+	g_assert_cmpuint(fx_push(fx, 1)->lines->len, ==, 4);
+	fx_advance(fx, G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx->sink->pushes->len == 3);
+	g_assert_cmpuint(fx_push(fx, 2)->lines->len, ==, 1);
+	sfl_pipeline_get_counters(fx->pipeline, &counters);
+	g_assert_cmpuint(counters.pushed_entries, ==, 9);
+	g_assert_cmpuint(counters.pushed_bytes, ==, 9 * 30);
+	/* no keys: nothing to commit */
+	g_assert_cmpuint(fx_writes(fx), ==, 0);
+}
+
+static void
+test_batch_timer(Fixture *fx, gconstpointer data)
+{
+	fx_start(fx);
+	fx_offer(fx, SFL_LANE_STREAMING, "a", "k", "1");
+	fx_drain();
+	fx_advance(fx, G_USEC_PER_SEC / 2);
+	fx_offer(fx, SFL_LANE_STREAMING, "b", "k", "2");
+	fx_drain();
+	/* the interval counts from the batch's first entry */
+	fx_advance(fx, G_USEC_PER_SEC / 2 - 1);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
+	fx_advance(fx, 1);
+	FX_WAIT_FOR(fx->sink->pushes->len == 1 && fx_counters(fx).commits == 1);
+	g_assert_cmpuint(fx_push(fx, 0)->lines->len, ==, 2);
+	FX_ASSERT_COMMITTED(fx, "k", "2");
+}
+
+static void
+test_batch_line_cap(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *line = g_strnfill(4000, 'y');
+
+	fx->config.max_line_bytes = 1024;
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	fx_offer(fx, SFL_LANE_BULK, line, NULL, NULL);
+	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	g_assert_cmpuint(strlen(fx_push(fx, 0)->lines->pdata[0]), <=, 1024);
+}
+
+/* --- commits -------------------------------------------------------------------------------- */
+
+static void
+test_commit_after_push(Fixture *fx, gconstpointer data)
+{
+	SflPipelineCounters counters;
+
+	fx->config.max_entries = 3;
+	fx_start(fx);
+	fx->sink->hold = TRUE;
+	fx_offer(fx, SFL_LANE_BULK, "a1", "a", "1");
+	fx_offer(fx, SFL_LANE_BULK, "b1", "b", "1");
+	fx_offer(fx, SFL_LANE_BULK, "a2", "a", "2");
+	FX_WAIT_FOR(fx->sink->held->len == 1);
+	/* nothing commits while the push is unanswered */
+	g_assert_cmpuint(fx_writes(fx), ==, 0);
+	test_sink_release(fx->sink);
+	FX_WAIT_FOR(fx_counters(fx).commits == 1);
+	/* one write for the batch, last value per key */
+	FX_ASSERT_COMMITTED(fx, "a", "2");
+	FX_ASSERT_COMMITTED(fx, "b", "1");
+	fx_offer(fx, SFL_LANE_BULK, "a3", "a", "3");
+	fx_offer(fx, SFL_LANE_BULK, "b2", "b", "2");
+	fx_offer(fx, SFL_LANE_BULK, "b3", "b", "3");
+	FX_WAIT_FOR(fx_counters(fx).commits == 2);
+	FX_ASSERT_COMMITTED(fx, "a", "3");
+	FX_ASSERT_COMMITTED(fx, "b", "3");
+	sfl_pipeline_get_counters(fx->pipeline, &counters);
+	g_assert_cmpuint(counters.commits, ==, 2);
+	g_assert_cmpuint(counters.pushed_entries, ==, 6);
+}
+
+static void
+test_commit_markers_alone(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 4;
+	fx_start(fx);
+	fx_offer_marker(fx, SFL_LANE_STREAMING, "p", "10");
+	fx_offer_marker(fx, SFL_LANE_STREAMING, "q", "20");
+	fx_offer_marker(fx, SFL_LANE_STREAMING, "p", "11");
+	fx_offer_marker(fx, SFL_LANE_STREAMING, "q", "21");
+	FX_WAIT_FOR(fx_counters(fx).commits == 1);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
+	FX_ASSERT_COMMITTED(fx, "p", "11");
+	FX_ASSERT_COMMITTED(fx, "q", "21");
+}
+
+/*
+ * a's real entry retries; markers for a and b queue behind it. b commits at once, a only once
+ * its real entry is accepted, and then at the marker's value.
+ */
+static void
+test_commit_key_order(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	test_sink_script(fx->sink, SFL_SINK_RETRY, 5 * G_USEC_PER_SEC);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "a", "1");
+	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	fx_offer_marker(fx, SFL_LANE_BULK, "b", "7");
+	fx_offer_marker(fx, SFL_LANE_BULK, "a", "2");
+	fx_offer(fx, SFL_LANE_BULK, "c1", "c", "1");
+	fx_offer_marker(fx, SFL_LANE_BULK, "b", "8");
+	FX_WAIT_FOR(fx_counters(fx).commits >= 1);
+	FX_ASSERT_COMMITTED(fx, "b", "7");
+	FX_ASSERT_COMMITTED(fx, "a", NULL);
+	FX_ASSERT_COMMITTED(fx, "c", NULL);
+	/* c waits for the push slot, and so does the b marker queued behind c */
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
+	fx_advance(fx, 5 * G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx->sink->pushes->len == 3);
+	FX_WAIT_FOR(fx_committed_is(fx, "a", "2") && fx_committed_is(fx, "c", "1") &&
+		    fx_committed_is(fx, "b", "8"));
+	g_assert_cmpuint(test_sink_accepted(fx->sink, "a1"), ==, 1);
+	g_assert_cmpuint(test_sink_accepted(fx->sink, "c1"), ==, 1);
+}
+
+/* a failed commit is retried with backoff, merged with what was delivered meanwhile */
+static void
+test_commit_retry(Fixture *fx, gconstpointer data)
+{
+	TestFlakyStore *flaky = g_object_new(TEST_TYPE_FLAKY_STORE, NULL);
+	SflPipelineCounters counters;
+	g_autofree gchar *got = NULL;
+
+	flaky->failures = 2;
+	g_object_unref(fx->store);
+	fx->store = SFL_CHECKPOINT_STORE(flaky);
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "1");
+	FX_WAIT_FOR(fx_counters(fx).commit_retries == 1);
+	fx_offer(fx, SFL_LANE_BULK, "a2", "k", "2");
+	FX_WAIT_FOR(fx_counters(fx).pushed_entries == 2);
+	while (fx_counters(fx).commits == 0) {
+		fx_advance(fx, G_USEC_PER_SEC / 10);
+		/* let the worker thread answer */
+		FX_WAIT_FOR(!sfl_pipeline_has_commit_in_flight(fx->pipeline));
+	}
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.commit_retries, ==, 2);
+	g_assert_cmpuint(counters.commits, ==, 1);
+	g_assert_cmpuint(flaky->writes, ==, 1);
+	got = test_flaky_store_get(flaky, "k");
+	g_assert_cmpstr(got, ==, "2");
+}
+
+/* --- retries -------------------------------------------------------------------------------- */
+
+static void
+test_retry_after(Fixture *fx, gconstpointer data)
+{
+	SflPipelineCounters counters;
+
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	test_sink_script(fx->sink, SFL_SINK_RETRY, 7 * G_USEC_PER_SEC);
+	test_sink_script(fx->sink, SFL_SINK_RETRY, 600 * G_USEC_PER_SEC);
+	fx_offer(fx, SFL_LANE_STREAMING, "x", "k", "1");
+	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	fx_advance(fx, 7 * G_USEC_PER_SEC - 1);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
+	fx_advance(fx, 1);
+	FX_WAIT_FOR(fx->sink->pushes->len == 2);
+	/* a Retry-After beyond 60 s is capped */
+	fx_advance(fx, 60 * G_USEC_PER_SEC - 1);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
+	fx_advance(fx, 1);
+	FX_WAIT_FOR(fx->sink->pushes->len == 3 && fx_counters(fx).commits == 1);
+	FX_ASSERT_COMMITTED(fx, "k", "1");
+	sfl_pipeline_get_counters(fx->pipeline, &counters);
+	g_assert_cmpuint(counters.retries, ==, 2);
+	g_assert_cmpuint(test_sink_accepted(fx->sink, "x"), ==, 1);
+}
+
+static void
+test_retry_backoff_pure(void)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(7);
+
+	for (guint attempt = 0; attempt < 12; attempt++) {
+		gint64 cap = MIN((gint64)G_USEC_PER_SEC << attempt, 60 * G_USEC_PER_SEC);
+		gint64 max = 0;
+		for (guint i = 0; i < 2000; i++) {
+			gint64 d = sfl_pipeline_backoff_usec(rand, attempt, -1);
+			g_assert_cmpint(d, >=, 0);
+			g_assert_cmpint(d, <=, cap);
+			max = MAX(max, d);
+		}
+		/* full jitter spreads over the whole range */
+		g_assert_cmpint(max, >, cap * 9 / 10);
+	}
+	g_assert_cmpint(sfl_pipeline_backoff_usec(rand, 3, 2 * G_USEC_PER_SEC), ==,
+			2 * G_USEC_PER_SEC);
+	g_assert_cmpint(sfl_pipeline_backoff_usec(rand, 0, (gint64)3600 * G_USEC_PER_SEC), ==,
+			60 * G_USEC_PER_SEC);
+}
+
+static void
+test_retry_backoff(Fixture *fx, gconstpointer data)
+{
+	const guint n_retries = 12;
+	const gint64 step = G_USEC_PER_SEC / 10;
+	gint64 longest = 0;
+
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	for (guint i = 0; i < n_retries; i++)
+		test_sink_script(fx->sink, SFL_SINK_RETRY, -1);
+	fx_offer(fx, SFL_LANE_BULK, "x", "k", "1");
+	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	while (fx->sink->pushes->len < n_retries + 1) {
+		guint before = fx->sink->pushes->len;
+		fx_advance(fx, step);
+		if (fx->sink->pushes->len > before) {
+			gint64 gap =
+				fx_push(fx, before)->at_usec - fx_push(fx, before - 1)->at_usec;
+			gint64 cap =
+				MIN((gint64)G_USEC_PER_SEC << (before - 1), 60 * G_USEC_PER_SEC);
+			/* the timer is observed at step granularity */
+			g_assert_cmpint(gap, <=, cap + step);
+			longest = MAX(longest, gap);
+		}
+	}
+	/* the delays grew well past the base */
+	g_assert_cmpint(longest, >, 4 * G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx_counters(fx).commits == 1);
+	g_assert_cmpuint(test_sink_accepted(fx->sink, "x"), ==, 1);
+}
+
+/* --- rejections ----------------------------------------------------------------------------- */
+
+static void
+test_rejected_poison(Fixture *fx, gconstpointer data)
+{
+	const guint n = 1000;
+	const guint poison = 537;
+	SflPipelineCounters counters;
+
+	fx->config.max_entries = 100;
+	fx->config.queue_maxsize = 150;
+	fx_start(fx);
+	g_hash_table_insert(fx->sink->rejected, g_strdup("line-537"), g_strdup("bad_request"));
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *line = g_strdup_printf("line-%u", i);
+		g_autofree gchar *key = g_strdup_printf("k%u", i % 7);
+		g_autofree gchar *value = g_strdup_printf("%04u", i);
+		g_ptr_array_add(fx->feed, fx_entry(fx, line, key, value));
+	}
+	fx->feed_lane = SFL_LANE_BULK;
+	fx_feed_run(fx);
+	g_assert_cmpuint(fx->feed_next, <, n);
+	FX_WAIT_FOR(fx->feed_next == n);
+	fx_advance(fx, G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx_counters(fx).pushed_entries == n - 1);
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_bad_request, ==, 1);
+	g_assert_cmpuint(counters.dropped_oversized_413, ==, 0);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *line = g_strdup_printf("line-%u", i);
+		g_assert_cmpuint(test_sink_accepted(fx->sink, line), ==, i == poison ? 0 : 1);
+	}
+	g_assert_cmpuint(fx->writable[SFL_LANE_BULK], >, 0);
+	/* the last index of key k{r} is 994 + r, except k6 at 993 */
+	FX_WAIT_FOR(fx_committed_is(fx, "k5", "0999"));
+	for (guint k = 0; k < 7; k++) {
+		g_autofree gchar *key = g_strdup_printf("k%u", k);
+		g_autofree gchar *want = g_strdup_printf("%04u", k < 6 ? 994 + k : 993);
+		FX_ASSERT_COMMITTED(fx, key, want);
+	}
+}
+
+static void
+test_rejected_413(Fixture *fx, gconstpointer data)
+{
+	SflPipelineCounters counters;
+
+	fx->config.max_entries = 8;
+	fx_start(fx);
+	fx->sink->max_ok_len = 1;
+	g_hash_table_insert(fx->sink->rejected, g_strdup("huge"), g_strdup("oversized_413"));
+	for (guint i = 0; i < 8; i++) {
+		g_autofree gchar *line = i == 5 ? g_strdup("huge") : g_strdup_printf("l%u", i);
+		g_autofree gchar *value = g_strdup_printf("%u", i);
+		fx_offer(fx, SFL_LANE_BULK, line, "k", value);
+	}
+	FX_WAIT_FOR(fx_counters(fx).pushed_entries == 7);
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_oversized_413, ==, 1);
+	g_assert_cmpuint(counters.dropped_bad_request, ==, 0);
+	/* 1 + 2 + 4 + 8 pushes: every split down to single entries */
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 15);
+	for (guint i = 0; i < fx->sink->pushes->len; i++)
+		g_assert_cmpuint(fx_push(fx, i)->lines->len, >=, 1);
+	g_assert_cmpuint(fx_push(fx, 14)->lines->len, ==, 1);
+	FX_WAIT_FOR(fx_committed_is(fx, "k", "7"));
+}
+
+/* --- backpressure and lanes ----------------------------------------------------------------- */
+
+static void
+test_backpressure(Fixture *fx, gconstpointer data)
+{
+	const guint n = 60;
+	SflPipelineCounters counters;
+	guint64 cost;
+	guint writable_stuck;
+
+	fx->config.max_entries = 5;
+	fx->config.queue_maxsize = 1000;
+	fx->config.queue_max_bytes = 500;
+	fx_start(fx);
+	fx->sink->hold = TRUE;
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *line =
+			g_strdup_printf("line-%03u-%s", i, "padding-padding-padding");
+		g_autofree gchar *value = g_strdup_printf("%03u", i);
+		g_ptr_array_add(fx->feed, fx_entry(fx, line, "k", value));
+	}
+	/* line + 64 + labels + checkpoint value, as the budget charges it */
+	cost = strlen(((SflEntry *)fx->feed->pdata[0])->line) + 64 + strlen("job") +
+	       strlen("test") + 3;
+	fx->feed_lane = SFL_LANE_BULK;
+	fx_feed_run(fx);
+	FX_WAIT_FOR(fx->sink->held->len == 1);
+	fx_feed_run(fx);
+	fx_drain();
+	/* one batch in flight, one batch full and waiting, the FIFO at its byte budget */
+	counters = fx_counters(fx);
+	g_assert_cmpuint(fx->feed_next, <, n);
+	writable_stuck = fx->writable[SFL_LANE_BULK];
+	g_assert_false(
+		sfl_pipeline_offer(fx->pipeline, SFL_LANE_BULK, fx->feed->pdata[fx->feed_next]));
+	fx_advance(fx, 10 * G_USEC_PER_SEC);
+	g_assert_cmpuint(fx->writable[SFL_LANE_BULK], ==, writable_stuck);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
+	g_assert_cmpuint(counters.queue_bytes[SFL_LANE_BULK], >=, 500);
+	g_assert_cmpuint(counters.queue_bytes[SFL_LANE_BULK], <=, 500 + cost);
+	g_assert_cmpuint(counters.queue_depth[SFL_LANE_BULK], ==, fx->feed_next - 10);
+	/* the streaming lane is unaffected */
+	fx_offer(fx, SFL_LANE_STREAMING, "live", NULL, NULL);
+	/* the sink answers: the lane drains, the producer is told, and resumes */
+	test_sink_release(fx->sink);
+	FX_WAIT_FOR(fx->feed_next == n);
+	FX_WAIT_FOR(fx_counters(fx).pushed_entries == n);
+	g_assert_cmpuint(fx->writable[SFL_LANE_BULK], >, writable_stuck);
+	for (guint i = 0; i < n; i++)
+		g_assert_cmpuint(
+			test_sink_accepted(fx->sink, ((SflEntry *)fx->feed->pdata[i])->line), ==,
+			1);
+	FX_WAIT_FOR(fx_committed_is(fx, "k", "059"));
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_bad_request + counters.dropped_oversized_413 +
+				 counters.dropped_other,
+			 ==, 0);
+}
+
+static void
+test_backpressure_huge_entry(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *huge = g_strnfill(10000, 'h');
+
+	fx->config.max_entries = 1;
+	fx->config.queue_max_bytes = 100;
+	fx_start(fx);
+	/* larger than the whole budget, and still admitted into an empty lane */
+	fx_offer(fx, SFL_LANE_BULK, huge, "k", "1");
+	FX_WAIT_FOR(fx_committed_is(fx, "k", "1"));
+}
+
+static void
+test_lanes_independent(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	fx->sink->hold_prefix = g_strdup("bulk");
+	fx_offer(fx, SFL_LANE_BULK, "bulk-1", "elf", "1");
+	fx_offer(fx, SFL_LANE_BULK, "bulk-2", "elf", "2");
+	FX_WAIT_FOR(fx->sink->held->len == 1);
+	for (guint i = 0; i < 5; i++) {
+		g_autofree gchar *line = g_strdup_printf("live-%u", i);
+		g_autofree gchar *value = g_strdup_printf("%u", i);
+		fx_offer(fx, SFL_LANE_STREAMING, line, "topic", value);
+	}
+	FX_WAIT_FOR(fx_committed_is(fx, "topic", "4"));
+	FX_ASSERT_COMMITTED(fx, "elf", NULL);
+	g_assert_cmpuint(fx_counters(fx).queue_depth[SFL_LANE_BULK], <=, 1);
+	test_sink_release(fx->sink);
+	FX_WAIT_FOR(fx_committed_is(fx, "elf", "2"));
+}
+
+/* --- errors --------------------------------------------------------------------------------- */
+
+static void
+test_fenced(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflEntry) late = NULL;
+
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	fx->fence_open = FALSE;
+	fx_offer(fx, SFL_LANE_STREAMING, "a", "k", "1");
+	FX_WAIT_FOR(fx->fenced == 1);
+	g_assert_true(sfl_pipeline_is_lane_stopped(fx->pipeline, SFL_LANE_STREAMING));
+	g_assert_false(sfl_pipeline_is_lane_stopped(fx->pipeline, SFL_LANE_BULK));
+	g_assert_cmpuint(fx->errors, ==, 0);
+	g_assert_cmpuint(fx_writes(fx), ==, 0);
+	late = fx_entry(fx, "b", "k", "2");
+	g_assert_false(sfl_pipeline_offer(fx->pipeline, SFL_LANE_STREAMING, late));
+	fx_drain();
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
+}
+
+static void
+test_fatal(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	test_sink_script(fx->sink, SFL_SINK_FATAL, -1);
+	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
+	FX_WAIT_FOR(fx->errors == 1);
+	g_assert_true(sfl_pipeline_is_lane_stopped(fx->pipeline, SFL_LANE_BULK));
+	g_assert_cmpuint(fx_writes(fx), ==, 0);
+	/* the other lane keeps working */
+	fx_offer(fx, SFL_LANE_STREAMING, "b", "t", "1");
+	fx_advance(fx, G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx_committed_is(fx, "t", "1"));
+}
+
+/* --- shutdown ------------------------------------------------------------------------------- */
+
+static void
+test_shutdown_drain(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflEntry) late = NULL;
+
+	fx_start(fx);
+	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
+	fx_offer(fx, SFL_LANE_STREAMING, "b", "t", "1");
+	fx_offer_marker(fx, SFL_LANE_BULK, "k", "2");
+	fx_drain();
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
+	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
+	late = fx_entry(fx, "c", "k", "3");
+	g_assert_false(sfl_pipeline_offer(fx->pipeline, SFL_LANE_BULK, late));
+	/* flushed at once, without waiting for the interval */
+	FX_WAIT_FOR(fx->stopped);
+	g_assert_true(fx->stop_ok);
+	FX_ASSERT_COMMITTED(fx, "k", "2");
+	FX_ASSERT_COMMITTED(fx, "t", "1");
+	g_assert_cmpuint(fx_counters(fx).abandoned_entries, ==, 0);
+}
+
+/* the daemon drops its last reference from the stop callback: the pipeline must cope */
+static void
+fx_stop_release_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	Fixture *fx = user_data;
+
+	fx->stop_ok = sfl_pipeline_stop_finish(SFL_PIPELINE(source), result, NULL);
+	fx->stopped = TRUE;
+	g_object_unref(source);
+}
+
+static void
+test_shutdown_release_in_callback(Fixture *fx, gconstpointer data)
+{
+	SflPipeline *owned;
+
+	/* an idle pipeline finishes its stop while the lanes are being pumped */
+	fx_start(fx);
+	fx_drain();
+	/* hand the fixture's reference to the callback, as sf2loki run does */
+	owned = g_steal_pointer(&fx->pipeline);
+	sfl_pipeline_stop_async(owned, 30 * G_USEC_PER_SEC, NULL, fx_stop_release_cb, fx);
+	FX_WAIT_FOR(fx->stopped);
+	fx_drain();
+	g_assert_true(fx->stop_ok);
+}
+
+/*
+ * SFL-0002: a's batch keeps failing until the grace period ends and is abandoned. During the
+ * drain a later marker of a is flushed; it must not commit (it would skip a1), while b's
+ * marker does. A late OK for the abandoned push changes nothing.
+ */
+static void
+test_shutdown_leapfrog(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	g_hash_table_add(fx->sink->retried, g_strdup("a1"));
+	fx_offer(fx, SFL_LANE_BULK, "a1", "a", "1");
+	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	fx_offer_marker(fx, SFL_LANE_BULK, "a", "2");
+	fx_offer_marker(fx, SFL_LANE_BULK, "b", "5");
+	sfl_pipeline_stop_async(fx->pipeline, 10 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
+	FX_WAIT_FOR(fx_committed_is(fx, "b", "5"));
+	FX_ASSERT_COMMITTED(fx, "a", NULL);
+	g_assert_false(fx->stopped);
+	/* still retrying during the grace period */
+	fx_advance(fx, 5 * G_USEC_PER_SEC);
+	g_assert_cmpuint(fx->sink->pushes->len, >, 1);
+	/* the last retry is in flight when the grace period ends */
+	g_hash_table_remove(fx->sink->retried, "a1");
+	fx->sink->hold = TRUE;
+	fx->sink->late_ok = TRUE;
+	while (fx->sink->held->len == 0)
+		fx_advance(fx, G_USEC_PER_SEC / 10);
+	fx_advance(fx, 5 * G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx->stopped);
+	g_assert_true(fx->stop_ok);
+	g_assert_cmpuint(fx_counters(fx).abandoned_entries, ==, 1);
+	test_sink_release(fx->sink);
+	fx_drain();
+	g_assert_cmpuint(test_sink_accepted(fx->sink, "a1"), ==, 1);
+	FX_ASSERT_COMMITTED(fx, "a", NULL);
+	FX_ASSERT_COMMITTED(fx, "b", "5");
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	/* the pipeline warns about drops, stops and abandonment: part of these contracts */
+	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+
+#define ADD(path, func) g_test_add(path, Fixture, NULL, fx_setup, func, fx_teardown)
+	ADD("/sfl/pipeline/batch/count", test_batch_count);
+	ADD("/sfl/pipeline/batch/bytes", test_batch_bytes);
+	ADD("/sfl/pipeline/batch/timer", test_batch_timer);
+	ADD("/sfl/pipeline/batch/line-cap", test_batch_line_cap);
+	ADD("/sfl/pipeline/commit/after-push", test_commit_after_push);
+	ADD("/sfl/pipeline/commit/markers-alone", test_commit_markers_alone);
+	ADD("/sfl/pipeline/commit/key-order", test_commit_key_order);
+	ADD("/sfl/pipeline/commit/retry", test_commit_retry);
+	ADD("/sfl/pipeline/retry/retry-after", test_retry_after);
+	g_test_add_func("/sfl/pipeline/retry/backoff-pure", test_retry_backoff_pure);
+	ADD("/sfl/pipeline/retry/backoff", test_retry_backoff);
+	ADD("/sfl/pipeline/rejected/poison", test_rejected_poison);
+	ADD("/sfl/pipeline/rejected/413", test_rejected_413);
+	ADD("/sfl/pipeline/backpressure/full", test_backpressure);
+	ADD("/sfl/pipeline/backpressure/huge-entry", test_backpressure_huge_entry);
+	ADD("/sfl/pipeline/lanes/independent", test_lanes_independent);
+	ADD("/sfl/pipeline/errors/fenced", test_fenced);
+	ADD("/sfl/pipeline/errors/fatal", test_fatal);
+	ADD("/sfl/pipeline/shutdown/drain", test_shutdown_drain);
+	ADD("/sfl/pipeline/shutdown/leapfrog", test_shutdown_leapfrog);
+	ADD("/sfl/pipeline/shutdown/release-in-callback", test_shutdown_release_in_callback);
+#undef ADD
+	return g_test_run();
+}
