@@ -454,6 +454,8 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		return FALSE;
 	}
 	curl_loop = sfl_curl_loop_new();
+	if (config->data.sink.loki.ca_file != NULL)
+		sfl_curl_loop_set_ca_file(curl_loop, config->data.sink.loki.ca_file);
 	sink = sfl_loki_sink_new(curl_loop, &config->data.sink.loki, error);
 	if (sink == NULL) {
 		g_prefix_error(error, "cannot set up the Loki sink: ");

@@ -692,6 +692,10 @@ static const SflConfigField sfl_loki_fields[] = {
 	{ FIELD(SflLokiConfig, "structured_metadata_fields", SFL_CONFIG_TYPE_STRING_LIST,
 		structured_metadata_fields),
 	  .def = "[]", .help = "Payload fields promoted to structured metadata." },
+	{ FIELD(SflLokiConfig, "ca_file", SFL_CONFIG_TYPE_PATH, ca_file),
+	  .flags = SFL_CONFIG_FIELD_NULLABLE,
+	  .help = "PEM bundle of CAs to trust for the Loki endpoint; null uses the system store. "
+		  "Certificates are always verified." },
 	{ NULL }
 };
 

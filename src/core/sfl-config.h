@@ -196,6 +196,7 @@ typedef struct {
 	SflLokiEgressConfig egress;
 	GPtrArray *labels; /* SflConfigPair */
 	GStrv structured_metadata_fields;
+	gchar *ca_file; /* NULL: the system trust store */
 } SflLokiConfig;
 
 typedef struct {

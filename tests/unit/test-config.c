@@ -172,6 +172,7 @@ test_defaults(Fixture *fx, gconstpointer user_data)
 	g_assert_cmpint(d->sink.loki.compression, ==, SFL_LOKI_COMPRESSION_SNAPPY);
 	g_assert_null(d->sink.loki.tenant_id);
 	g_assert_null(d->sink.loki.auth_token);
+	g_assert_null(d->sink.loki.ca_file);
 	g_assert_cmpint(d->sink.loki.batch.max_entries, ==, 1000);
 	g_assert_cmpint(d->sink.loki.batch.max_bytes, ==, 1048576);
 	g_assert_cmpint(d->sink.loki.batch.flush_interval, ==, SEC);
@@ -417,6 +418,7 @@ test_types(Fixture *fx, gconstpointer user_data)
 				       "      max_entries: 2_000\n"	 /* YAML 1.1 separators */
 				       "    egress: {max_bytes_per_second: 1e3}\n"
 				       "    encoding: json\n"
+				       "    ca_file: /etc/ssl/certs/ca-certificates.crt\n"
 				       "sources:\n"
 				       "  pubsub:\n"
 				       "    enabled: 'off'\n"
@@ -428,6 +430,7 @@ test_types(Fixture *fx, gconstpointer user_data)
 
 	c2 = load_ok(fx, yaml);
 	g_assert_cmpint(c2->data.sink.loki.batch.flush_interval, ==, 2 * SEC);
+	g_assert_cmpstr(c2->data.sink.loki.ca_file, ==, "/etc/ssl/certs/ca-certificates.crt");
 	g_assert_cmpint(c2->data.sink.loki.batch.max_bytes, ==, 4 * 1024 * 1024);
 	g_assert_cmpint(c2->data.sink.loki.batch.max_line_bytes, ==, 1024);
 	g_assert_cmpint(c2->data.sink.loki.batch.max_entries, ==, 2000);
