@@ -25,8 +25,12 @@
 
 #define SFL_PIPELINE_BACKOFF_BASE_USEC ((gint64)G_USEC_PER_SEC)
 #define SFL_PIPELINE_BACKOFF_CAP_USEC  ((gint64)60 * G_USEC_PER_SEC)
-/* per-entry overhead in the byte budget, as the original charges it */
-#define SFL_PIPELINE_ENTRY_OVERHEAD 64
+/*
+ * per-entry overhead in the byte budget: what a queued entry really costs besides its
+ * strings (the entry block, the queue item and link, its key-tracking record, allocator
+ * headers), measured with bench-pipeline, so queue_max_bytes bounds actual memory
+ */
+#define SFL_PIPELINE_ENTRY_OVERHEAD 256
 
 /* one entry's place in its key's checkpoint sequence */
 typedef struct {
@@ -180,6 +184,8 @@ sfl_entry_cost(const SflEntry *entry)
 	}
 	for (guint i = 0; i < entry->n_metadata; i++)
 		cost += strlen(entry->metadata[i].name) + strlen(entry->metadata[i].value);
+	if (entry->checkpoint_key != NULL)
+		cost += strlen(entry->checkpoint_key);
 	if (entry->checkpoint_value != NULL)
 		cost += strlen(entry->checkpoint_value);
 	return cost;
