@@ -369,7 +369,8 @@ sfl_loki_encode_push_request(const SflBatch *batch, GError **error)
 			ts->nanos = (gint32)nanos;
 			logproto__entry_adapter__init(ea);
 			ea->timestamp = ts;
-			ea->line = entry->line;
+			ea->line.data = (guint8 *)entry->line;
+			ea->line.len = entry->line_len;
 			ea->n_structured_metadata = entry->n_metadata;
 			ea->structured_metadata = &pair_ptrs[next_pair];
 			for (guint m = 0; m < entry->n_metadata; m++) {

@@ -504,7 +504,8 @@ test_assert_entry(const Logproto__EntryAdapter *ea, gint64 seconds, gint32 nanos
 	g_assert_nonnull(ea->timestamp);
 	g_assert_cmpint(ea->timestamp->seconds, ==, seconds);
 	g_assert_cmpint(ea->timestamp->nanos, ==, nanos);
-	g_assert_cmpstr(ea->line, ==, line);
+	g_assert_cmpuint(ea->line.len, ==, strlen(line));
+	g_assert_cmpmem(ea->line.data, ea->line.len, line, strlen(line));
 	g_assert_cmpuint(ea->n_structured_metadata, ==, n_metadata);
 	g_assert_cmpuint(ea->n_parsed, ==, 0);
 }
