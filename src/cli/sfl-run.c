@@ -147,20 +147,22 @@ sfl_runner_watchdog_cb(gpointer user_data)
 	return G_SOURCE_CONTINUE;
 }
 
-static void
+/* returns the ping interval in ms, 0 when no watchdog is asked of us */
+static guint64
 sfl_runner_start_watchdog(SflRunner *runner)
 {
 	guint64 usec = sfl_platform_watchdog_usec();
 	guint64 interval_ms;
 
 	if (usec == 0)
-		return;
+		return 0;
 	/* half the interval: a ping delayed by one busy dispatch still beats the deadline */
 	interval_ms = CLAMP(usec / 2 / 1000, 1, G_MAXUINT);
 	runner->watchdog_source = g_timeout_source_new((guint)interval_ms);
 	g_source_set_callback(runner->watchdog_source, sfl_runner_watchdog_cb, runner, NULL);
 	g_source_attach(runner->watchdog_source, runner->context);
 	g_debug("service manager watchdog: pinging every %" G_GUINT64_FORMAT " ms", interval_ms);
+	return interval_ms;
 }
 
 /*
@@ -473,8 +475,19 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	sfl_leadership_start(leadership);
 
 	g_message("ready; waiting for work (no sources are built yet)");
-	sfl_runner_notify("READY=1\nSTATUS=started; contesting leadership");
-	sfl_runner_start_watchdog(&runner);
+	{
+		/* the READY status says whether pings follow, so nobody has to wait to find out */
+		guint64 ping_ms = sfl_runner_start_watchdog(&runner);
+		g_autofree gchar *ready =
+			ping_ms > 0 ? g_strdup_printf(
+					      "READY=1\nSTATUS=started; contesting "
+					      "leadership; watchdog ping every %" G_GUINT64_FORMAT
+					      " ms",
+					      ping_ms)
+				    : g_strdup("READY=1\nSTATUS=started; contesting leadership; "
+					       "watchdog off");
+		sfl_runner_notify(ready);
+	}
 	g_main_loop_run(loop);
 
 	runner.leadership = NULL;

@@ -627,8 +627,11 @@ test_cancel(Fixture *fx, gconstpointer data)
 			     NULL);
 	batch = test_batch(fx);
 	ignored = test_control(fx, "POST", "/control/fault", "{\"hang\": 1}");
-	/* cancel from the loop while the simulator holds the request unanswered */
-	later = g_timeout_source_new(200);
+	/*
+	 * cancel from the loop once the request is in flight; the simulator never answers it, so
+	 * only the cancellation can end the push
+	 */
+	later = g_idle_source_new();
 	g_source_set_callback(later, test_cancel_cb, cancellable, NULL);
 	g_source_attach(later, NULL);
 	result = test_push(sink, batch, cancellable, &error);

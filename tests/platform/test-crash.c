@@ -29,7 +29,8 @@
 #define SIZE_A (64 * 1024)
 #define SIZE_B (128 * 1024)
 /* the kill lands 0-3 ms after the fork */
-#define MAX_DELAY_NS 3000000
+/* completed replaces a child may report before it is killed */
+#define MAX_STEPS    3
 #define CHILD_FAILED 3
 
 static char version_a[SIZE_A];
@@ -93,14 +94,13 @@ remove_dir(const char *dir)
 }
 
 /*
- * The child: rewrites forever until SIGKILL, starting with the version not there now. It says
- * when it is running, so the kill delay measures time spent rewriting rather than the fork:
- * either at once (the kill may then interrupt the first rewrite, which also removes the last
- * child's temp) or after its first complete rewrite (so every such kill follows a rename, even
- * where one rewrite takes longer than the longest delay).
+ * The child: rewrites forever until SIGKILL, starting with the version not there now, and
+ * reports each step on a pipe. The parent kills it after a random number of completed
+ * replaces: zero interrupts the first rewrite (which also removes the last child's temp), more
+ * make every kill follow at least one rename.
  */
 static void
-rewrite_loop(const char *path, char current, bool ready_after_first, int ready_fd)
+rewrite_loop(const char *path, char current, int progress_fd)
 {
 	const char *first = current == 'A' ? version_b : version_a;
 	const char *second = current == 'A' ? version_a : version_b;
@@ -108,20 +108,22 @@ rewrite_loop(const char *path, char current, bool ready_after_first, int ready_f
 	size_t second_len = current == 'A' ? SIZE_A : SIZE_B;
 	SflPlatformError err;
 
-	if (!ready_after_first && write(ready_fd, "r", 1) != 1)
+	/* one byte when running, then one per completed replace: the parent kills on a count */
+	if (write(progress_fd, "r", 1) != 1)
 		_exit(CHILD_FAILED);
 	for (;;) {
 		if (sfl_platform_replace_file(path, first, first_len, &err) != SFL_PLATFORM_OK) {
 			fprintf(stderr, "# child: %s\n", err.message);
 			_exit(CHILD_FAILED);
 		}
-		if (ready_after_first && write(ready_fd, "r", 1) != 1)
+		if (write(progress_fd, "p", 1) != 1)
 			_exit(CHILD_FAILED);
-		ready_after_first = false;
 		if (sfl_platform_replace_file(path, second, second_len, &err) != SFL_PLATFORM_OK) {
 			fprintf(stderr, "# child: %s\n", err.message);
 			_exit(CHILD_FAILED);
 		}
+		if (write(progress_fd, "p", 1) != 1)
+			_exit(CHILD_FAILED);
 	}
 }
 
@@ -190,7 +192,9 @@ main(void)
 	printf("# seed %" PRIu64 ", directory %s\n", seed, dir);
 
 	for (int i = 0; i < KILLS; i++) {
-		struct timespec delay = { 0, (long)(next_random(&state) % (MAX_DELAY_NS + 1)) };
+		/* kill after a random number of completed replaces: 0 lands in the very first one
+		 */
+		int steps = (int)(next_random(&state) % (MAX_STEPS + 1));
 		int status = 0;
 		int ready[2];
 		char byte;
@@ -206,18 +210,23 @@ main(void)
 		}
 		if (pid == 0) {
 			close(ready[0]);
-			rewrite_loop(path, previous, i % 2 == 1, ready[1]);
+			rewrite_loop(path, previous, ready[1]);
 		}
 		close(ready[1]);
-		/* blocks until the child runs; EOF means it died first, which the status shows */
-		while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {
-		}
-		close(ready[0]);
-
-		/* the fault injector's random delay, not a wait for a condition */
-		while (nanosleep(&delay, &delay) != 0 && errno == EINTR) {
+		/*
+		 * block on the child's own progress reports; SIGKILL then races with whatever it
+		 * does next, so kills land inside temp writes, fsyncs and renames alike. EOF means
+		 * it died first, which the status shows.
+		 */
+		for (int seen = 0; seen <= steps;) {
+			ssize_t n = read(ready[0], &byte, 1);
+			if (n == 1)
+				seen++;
+			else if (n == 0 || errno != EINTR)
+				break;
 		}
 		kill(pid, SIGKILL);
+		close(ready[0]);
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
 		}
 		kills++;

@@ -22,6 +22,8 @@
 
 struct TpChild {
 	pid_t pid;
+	int to_child;	/* the child's stdin */
+	int from_child; /* the child's stdout */
 };
 
 static char tp_self[PATH_MAX];
@@ -40,6 +42,8 @@ tp_child_spawn(const char *const *args)
 	char *argv[32];
 	size_t n = 0;
 	TpChild *child;
+	int in[2];
+	int out[2];
 
 	argv[n++] = tp_self;
 	while (args[n - 1] != NULL && n < sizeof(argv) / sizeof(argv[0]) - 1) {
@@ -51,6 +55,11 @@ tp_child_spawn(const char *const *args)
 	child = calloc(1, sizeof(*child));
 	if (child == NULL)
 		return NULL;
+	if (pipe(in) != 0 || pipe(out) != 0) {
+		fprintf(stderr, "# pipe: %s\n", strerror(errno));
+		free(child);
+		return NULL;
+	}
 	/* the suite is single-threaded, so fork + exec is safe and inherits the environment */
 	fflush(NULL);
 	child->pid = fork();
@@ -60,10 +69,67 @@ tp_child_spawn(const char *const *args)
 		return NULL;
 	}
 	if (child->pid == 0) {
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
 		execv(tp_self, argv);
 		_exit(127);
 	}
+	close(in[0]);
+	close(out[1]);
+	child->to_child = in[1];
+	child->from_child = out[0];
 	return child;
+}
+
+int
+tp_child_read(TpChild *child)
+{
+	unsigned char byte;
+	ssize_t n;
+
+	do {
+		n = read(child->from_child, &byte, 1);
+	} while (n < 0 && errno == EINTR);
+	return n == 1 ? byte : -1;
+}
+
+void
+tp_tell_parent(char byte)
+{
+	ssize_t n;
+
+	do {
+		n = write(STDOUT_FILENO, &byte, 1);
+	} while (n < 0 && errno == EINTR);
+}
+
+void
+tp_wait_for_parent(void)
+{
+	char byte;
+
+	/* until end of file (the parent closed the pipe or died) or a real error */
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, &byte, 1);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return;
+	}
+}
+
+bool
+tp_child_wait_exited(TpChild *child)
+{
+	siginfo_t info;
+	int rc;
+
+	do {
+		rc = waitid(P_PID, (id_t)child->pid, &info, WEXITED | WNOWAIT);
+	} while (rc < 0 && errno == EINTR);
+	return rc == 0;
 }
 
 int64_t
@@ -87,6 +153,8 @@ tp_child_wait(TpChild *child)
 	do {
 		rc = waitpid(child->pid, &status, 0);
 	} while (rc < 0 && errno == EINTR);
+	close(child->to_child);
+	close(child->from_child);
 	free(child);
 	if (rc < 0)
 		return -1;
@@ -228,13 +296,4 @@ tp_set_env(const char *name, const char *value)
 	if (value == NULL)
 		return unsetenv(name) == 0;
 	return setenv(name, value, 1) == 0;
-}
-
-void
-tp_sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-	}
 }

@@ -23,6 +23,8 @@
 struct TpChild {
 	HANDLE process;
 	DWORD pid;
+	HANDLE to_child;   /* the child's stdin */
+	HANDLE from_child; /* the child's stdout */
 };
 
 void
@@ -104,6 +106,8 @@ tp_child_spawn(const char *const *args)
 	wchar_t cmd[4096];
 	STARTUPINFOW si;
 	PROCESS_INFORMATION pi;
+	SECURITY_ATTRIBUTES sa;
+	HANDLE in_read, in_write, out_read, out_write;
 	TpChild *child;
 	DWORD n;
 
@@ -120,13 +124,27 @@ tp_child_spawn(const char *const *args)
 		tp_append_arg(cmd, sizeof(cmd) / sizeof(cmd[0]), w);
 		free(w);
 	}
+	memset(&sa, 0, sizeof(sa));
+	sa.nLength = sizeof(sa);
+	sa.bInheritHandle = TRUE;
+	if (!CreatePipe(&in_read, &in_write, &sa, 0) || !CreatePipe(&out_read, &out_write, &sa, 0))
+		return NULL;
+	/* only the child's ends are inherited */
+	SetHandleInformation(in_write, HANDLE_FLAG_INHERIT, 0);
+	SetHandleInformation(out_read, HANDLE_FLAG_INHERIT, 0);
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
-	if (!CreateProcessW(exe, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) {
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = in_read;
+	si.hStdOutput = out_write;
+	si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+	if (!CreateProcessW(exe, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi)) {
 		fprintf(stderr, "# CreateProcessW failed: error %lu\n", GetLastError());
 		return NULL;
 	}
 	CloseHandle(pi.hThread);
+	CloseHandle(in_read);
+	CloseHandle(out_write);
 	child = calloc(1, sizeof(*child));
 	if (child == NULL) {
 		TerminateProcess(pi.hProcess, TP_KILLED_EXIT_CODE);
@@ -135,6 +153,8 @@ tp_child_spawn(const char *const *args)
 	}
 	child->process = pi.hProcess;
 	child->pid = pi.dwProcessId;
+	child->to_child = in_write;
+	child->from_child = out_read;
 	return child;
 }
 
@@ -142,6 +162,43 @@ int64_t
 tp_child_pid(const TpChild *child)
 {
 	return (int64_t)child->pid;
+}
+
+int
+tp_child_read(TpChild *child)
+{
+	unsigned char byte;
+	DWORD got = 0;
+
+	if (!ReadFile(child->from_child, &byte, 1, &got, NULL) || got != 1)
+		return -1;
+	return byte;
+}
+
+void
+tp_tell_parent(char byte)
+{
+	DWORD done = 0;
+
+	WriteFile(GetStdHandle(STD_OUTPUT_HANDLE), &byte, 1, &done, NULL);
+}
+
+void
+tp_wait_for_parent(void)
+{
+	char byte;
+	DWORD got = 0;
+
+	/* until the pipe breaks: the parent closed it or died */
+	while (ReadFile(GetStdHandle(STD_INPUT_HANDLE), &byte, 1, &got, NULL) && got != 0)
+		;
+}
+
+bool
+tp_child_wait_exited(TpChild *child)
+{
+	/* the handle stays open, so the process object (and its id) outlive the exit */
+	return WaitForSingleObject(child->process, INFINITE) == WAIT_OBJECT_0;
 }
 
 bool
@@ -161,6 +218,8 @@ tp_child_wait(TpChild *child)
 		result = (int)code;
 	/* closing the last handle lets the process object (and its id) go */
 	CloseHandle(child->process);
+	CloseHandle(child->to_child);
+	CloseHandle(child->from_child);
 	free(child);
 	return result;
 }
@@ -354,10 +413,4 @@ bool
 tp_set_env(const char *name, const char *value)
 {
 	return _putenv_s(name, value != NULL ? value : "") == 0;
-}
-
-void
-tp_sleep_ms(int ms)
-{
-	Sleep((DWORD)ms);
 }

@@ -29,6 +29,19 @@ TpChild *tp_child_spawn(const char *const *args);
 
 int64_t tp_child_pid(const TpChild *child);
 
+/*
+ * Every child's stdin and stdout are pipes to the parent, so the two can hand over without
+ * anyone polling: the child reports with tp_tell_parent(), the parent blocks in
+ * tp_child_read() until that byte arrives (or the child's stdout closes: -1). A child that
+ * waits in tp_wait_for_parent() returns when the parent closes its stdin or dies.
+ */
+int tp_child_read(TpChild *child);
+void tp_tell_parent(char byte);
+void tp_wait_for_parent(void);
+
+/* blocks until the child has exited, without reaping it (a zombie; a handle still open) */
+bool tp_child_wait_exited(TpChild *child);
+
 /* kills without giving the child a chance to clean up: SIGKILL, TerminateProcess */
 bool tp_child_kill(TpChild *child);
 
@@ -65,6 +78,3 @@ void tp_restore_privileges(void);
 
 /* sets (or with NULL unsets) an environment variable */
 bool tp_set_env(const char *name, const char *value);
-
-/* a short pause between polls of a condition; never a substitute for waiting on it */
-void tp_sleep_ms(int ms);

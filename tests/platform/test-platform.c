@@ -19,8 +19,6 @@
 #include <string.h>
 
 /* how long a multi-process case may wait for the other side before it fails */
-#define TP_DEADLINE_NS (20 * INT64_C(1000000000))
-#define TP_POLL_MS     10
 
 /* child exit codes of the lock cases */
 #define CHILD_BUSY_NAMED 10
@@ -141,19 +139,6 @@ tp_dead_pid(void)
 	if (tp_child_wait(child) != 0)
 		return -1;
 	return pid;
-}
-
-static bool
-tp_wait_exists(const char *path)
-{
-	int64_t deadline = sfl_platform_monotonic_ns() + TP_DEADLINE_NS;
-
-	while (!tp_exists(path)) {
-		if (sfl_platform_monotonic_ns() > deadline)
-			return false;
-		tp_sleep_ms(TP_POLL_MS);
-	}
-	return true;
 }
 
 /* --- replace ----------------------------------------------------------------------------- */
@@ -487,21 +472,20 @@ static TpResult
 test_lock_holder_killed(void)
 {
 	const char *path = tp_path("sf2loki.lock");
-	const char *ready = tp_path("ready");
-	const char *args[] = { "child-lock-hold", path, ready, NULL };
+	const char *args[] = { "child-lock-hold", path, NULL };
 	SflPlatformLock *lock = NULL;
 	SflPlatformError err;
 	SflPlatformStatus status;
 	int64_t holder = 0;
 	int64_t child_pid;
-	int64_t deadline;
 	TpChild *child;
 	int code;
 
 	child = tp_child_spawn(args);
 	CHECK(child != NULL);
 	child_pid = tp_child_pid(child);
-	if (!tp_wait_exists(ready)) {
+	/* blocks until the child reports the lock held (or its stdout closes) */
+	if (tp_child_read(child) != 'R') {
 		tp_child_kill(child);
 		tp_child_wait(child);
 		tp_diag("the child never signalled that it holds the lock");
@@ -523,14 +507,8 @@ test_lock_holder_killed(void)
 	CHECK(holder == child_pid);
 	CHECK(code != 0);
 
-	/* the OS drops the lock with the process, though not necessarily at once (Windows) */
-	deadline = sfl_platform_monotonic_ns() + TP_DEADLINE_NS;
-	for (;;) {
-		status = sfl_platform_lock_acquire(path, &lock, NULL, &err);
-		if (status != SFL_PLATFORM_ERR_BUSY || sfl_platform_monotonic_ns() > deadline)
-			break;
-		tp_sleep_ms(TP_POLL_MS);
-	}
+	/* the child is reaped: the OS has dropped its lock */
+	status = sfl_platform_lock_acquire(path, &lock, NULL, &err);
 	CHECK_STATUS(status, SFL_PLATFORM_OK, err);
 	sfl_platform_lock_release(lock);
 	return TP_PASS;
@@ -559,7 +537,6 @@ test_pid_alive(void)
 {
 	const char *args[] = { "child-exit", NULL };
 	TpChild *child;
-	int64_t deadline;
 	int64_t pid;
 	bool gone;
 	int64_t dead;
@@ -570,13 +547,8 @@ test_pid_alive(void)
 	child = tp_child_spawn(args);
 	CHECK(child != NULL);
 	pid = tp_child_pid(child);
-	deadline = sfl_platform_monotonic_ns() + TP_DEADLINE_NS;
-	for (;;) {
-		gone = !sfl_platform_pid_alive(pid);
-		if (gone || sfl_platform_monotonic_ns() > deadline)
-			break;
-		tp_sleep_ms(TP_POLL_MS);
-	}
+	CHECK(tp_child_wait_exited(child));
+	gone = !sfl_platform_pid_alive(pid);
 	CHECK(tp_child_wait(child) == 0);
 	CHECK(gone);
 
@@ -730,23 +702,20 @@ child_lock_try(const char *path, const char *expected_pid)
 	return CHILD_BUSY_NAMED;
 }
 
-/* child-lock-hold <path> <ready file>: takes the lock, says so, and waits to be killed */
+/* child-lock-hold <path>: takes the lock, tells the parent, and holds it until killed */
 static int
-child_lock_hold(const char *path, const char *ready)
+child_lock_hold(const char *path)
 {
 	SflPlatformLock *lock = NULL;
 	SflPlatformError err;
-	int64_t deadline;
 
-	if (sfl_platform_lock_acquire(path, &lock, NULL, &err) != SFL_PLATFORM_OK ||
-	    sfl_platform_replace_file(ready, "ready", 5, &err) != SFL_PLATFORM_OK) {
+	if (sfl_platform_lock_acquire(path, &lock, NULL, &err) != SFL_PLATFORM_OK) {
 		fprintf(stderr, "child: %s\n", err.message);
 		return CHILD_FAILED;
 	}
-	/* bounded, so an orphan cannot outlive a crashed parent for long */
-	deadline = sfl_platform_monotonic_ns() + 3 * TP_DEADLINE_NS;
-	while (sfl_platform_monotonic_ns() < deadline)
-		tp_sleep_ms(100);
+	tp_tell_parent('R');
+	/* returns only if the parent goes away first, so an orphan never lingers */
+	tp_wait_for_parent();
 	sfl_platform_lock_release(lock);
 	return CHILD_FAILED;
 }
@@ -758,8 +727,8 @@ child_main(int argc, char **argv)
 		return 0;
 	if (strcmp(argv[1], "child-lock-try") == 0 && argc == 4)
 		return child_lock_try(argv[2], argv[3]);
-	if (strcmp(argv[1], "child-lock-hold") == 0 && argc == 4)
-		return child_lock_hold(argv[2], argv[3]);
+	if (strcmp(argv[1], "child-lock-hold") == 0 && argc == 3)
+		return child_lock_hold(argv[2]);
 	fprintf(stderr, "unknown child mode %s\n", argv[1]);
 	return CHILD_FAILED;
 }

@@ -693,11 +693,9 @@ crash_child(const gchar *path)
 			g_printerr("child: %s\n", error->message);
 			return 4;
 		}
-		if (i == 0) {
-			/* tell the parent the first write is durable */
-			fputs("S", stdout);
-			fflush(stdout);
-		}
+		/* one byte per durable commit: the parent kills after a count, not a delay */
+		fputs("C", stdout);
+		fflush(stdout);
 	}
 	return 0;
 }
@@ -717,19 +715,24 @@ test_file_crash_safety(Fixture *fx, gconstpointer data)
 		g_autoptr(SflStateDoc) doc = NULL;
 		g_autofree gchar *text = NULL;
 		gchar started = 0;
+		gint steps;
 		gsize len = 0;
 		const gchar *first;
 
 		child = g_subprocess_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, self_exe,
 					 "--crash-child", fx->path, NULL);
 		g_assert_no_error(error);
-		/* blocks until the child's first commit is durable (or it died: EOF) */
-		g_input_stream_read_all(g_subprocess_get_stdout_pipe(child), &started, 1, &len,
-					NULL, &error);
-		g_assert_no_error(error);
-		g_assert_cmpint(started, ==, 'S');
-		/* fault injection: let it keep writing for a random moment, then kill it */
-		g_usleep(g_rand_int_range(rand, 0, 20000));
+		/*
+		 * block until the child reports 1–4 durable commits (EOF: it died), then kill it:
+		 * SIGKILL races with its next commit, so it lands in the middle of writes
+		 */
+		steps = g_rand_int_range(rand, 1, 5);
+		for (gint k = 0; k < steps; k++) {
+			g_input_stream_read_all(g_subprocess_get_stdout_pipe(child), &started, 1,
+						&len, NULL, &error);
+			g_assert_no_error(error);
+			g_assert_cmpint(started, ==, 'C');
+		}
 		g_subprocess_force_exit(child);
 		g_subprocess_wait(child, NULL, &error);
 		g_assert_no_error(error);
