@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sfl-autocleanups.h"
+#include "sfl-test-sim.h"
 #include "sfl-http.h"
 #include "sfl-loki-sink.h"
 #include "sfl-memory-store.h"
@@ -83,47 +84,11 @@ test_deadline_cb(gpointer user_data)
 	}                                                                                          \
 	G_STMT_END
 
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} Waiter;
-
-static void
-test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Waiter *waiter = user_data;
-
-	(void)source;
-	waiter->result = g_object_ref(result);
-	waiter->done = TRUE;
-}
-
 /* a control call to the simulator; returns the parsed JSON answer */
 static json_t *
 test_control(Fixture *fx, const gchar *method, const gchar *path, const gchar *json)
 {
-	Waiter waiter = { 0 };
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflHttpResponse) response = NULL;
-	g_autoptr(GBytes) body = json != NULL ? g_bytes_new(json, strlen(json)) : NULL;
-	g_autofree gchar *url = g_strconcat(fx->base, path, NULL);
-	const gchar *headers[] = { "Content-Type: application/json", NULL };
-	json_error_t jerr;
-	gsize len = 0;
-	const gchar *data = NULL;
-	json_t *doc = NULL;
-
-	sfl_http_request_async(fx->loop, method, url, headers, body, 10000, NULL, test_waiter_cb,
-			       &waiter);
-	TEST_WAIT_FOR(waiter.done);
-	response = sfl_http_request_finish(waiter.result, &error);
-	g_object_unref(waiter.result);
-	g_assert_no_error(error);
-	g_assert_cmpuint(sfl_http_response_get_status(response), ==, 200);
-	data = g_bytes_get_data(sfl_http_response_get_body(response), &len);
-	doc = json_loadb(data, len, 0, &jerr);
-	g_assert_nonnull(doc);
-	return doc;
+	return sfl_test_sim_control(fx->loop, fx->base, method, path, json);
 }
 
 /*
