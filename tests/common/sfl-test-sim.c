@@ -71,3 +71,45 @@ sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method, 
 	g_assert_nonnull(doc);
 	return doc;
 }
+
+/**
+ * sfl_test_loki_sim_start:
+ * @args: (nullable): extra arguments for the simulator
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the base URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	g_autofree gchar *script = g_test_build_filename(G_TEST_DIST, "sim", "loki_sim.py", NULL);
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autoptr(GDataInputStream) out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *line = NULL;
+	GSubprocess *proc;
+
+	g_ptr_array_add(argv, (gpointer) "/usr/bin/python3");
+	g_ptr_array_add(argv, script);
+	for (guint i = 0; args != NULL && args[i] != NULL; i++)
+		g_ptr_array_add(argv, (gpointer)args[i]);
+	g_ptr_array_add(argv, NULL);
+	proc = g_subprocess_newv((const gchar *const *)argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+				 &error);
+	g_assert_no_error(error);
+	*out_proc = proc;
+	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(proc));
+	/* blocks until the simulator listens or exits */
+	line = g_data_input_stream_read_line(out, NULL, NULL, &error);
+	g_assert_no_error(error);
+	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
+		g_subprocess_wait(proc, NULL, NULL);
+		if (g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 77) {
+			g_test_skip("the Loki simulator needs protoc, python3-snappy and "
+				    "python3-protobuf");
+			return NULL;
+		}
+		g_error("the Loki simulator did not start");
+	}
+	return g_strdup_printf("http://127.0.0.1:%s", line + 5);
+}

@@ -4,11 +4,19 @@
  */
 #pragma once
 
+#include <gio/gio.h>
 #include <jansson.h>
 
 #include "sfl-curl-loop.h"
 
 G_BEGIN_DECLS
+
+/*
+ * Starts `/usr/bin/python3 tests/sim/loki_sim.py ARGS...` and returns its base URL
+ * ("http://127.0.0.1:PORT") once it listens. NULL when the simulator reported its
+ * dependencies missing (exit 77): the test has been marked skipped.
+ */
+gchar *sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc);
 
 /* a control call to a simulator at @base (e.g. http://127.0.0.1:PORT); the parsed answer */
 json_t *sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method,

@@ -165,32 +165,15 @@ static void
 fx_setup(Fixture *fx, gconstpointer data)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GDataInputStream) out = NULL;
-	g_autofree gchar *line = NULL;
-	g_autofree gchar *script = g_test_build_filename(G_TEST_DIST, "sim", "loki_sim.py", NULL);
-	const gchar *argv[] = { "/usr/bin/python3", script, NULL };
 	const SflLabelPair pairs_a[] = { { "job", "sf2loki" }, { "org", "acme" } };
 	const SflLabelPair pairs_b[] = { { "job", "sf2loki" }, { "org", "globex" } };
 
 	(void)data;
-	fx->sim = g_subprocess_newv(argv, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
-	g_assert_no_error(error);
-	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(fx->sim));
-	/* blocks until the simulator listens or exits */
-	line = g_data_input_stream_read_line(out, NULL, NULL, &error);
-	g_assert_no_error(error);
-	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
-		g_subprocess_wait(fx->sim, NULL, NULL);
-		if (g_subprocess_get_if_exited(fx->sim) &&
-		    g_subprocess_get_exit_status(fx->sim) == 77) {
-			g_test_skip("the Loki simulator needs protoc, python3-snappy and "
-				    "python3-protobuf");
-			fx->skip = TRUE;
-			return;
-		}
-		g_error("the Loki simulator did not start");
+	fx->base = sfl_test_loki_sim_start(NULL, &fx->sim);
+	if (fx->base == NULL) {
+		fx->skip = TRUE;
+		return;
 	}
-	fx->base = g_strdup_printf("http://127.0.0.1:%s", line + 5);
 	fx->push_url = g_strconcat(fx->base, "/loki/api/v1/push", NULL);
 	fx->loop = sfl_curl_loop_new();
 	fx->interner = sfl_labels_interner_new();
