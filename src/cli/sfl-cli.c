@@ -15,6 +15,7 @@
 #include "sfl-cli-state.h"
 #include "sfl-config.h"
 #include "sfl-error.h"
+#include "sfl-orgs.h"
 #include "sfl-log.h"
 #include "sfl-redact.h"
 #include "sfl-run.h"
@@ -82,7 +83,7 @@ sfl_cli_check(const gchar *config_path)
 	store = sfl_app_build_store(config, sfl_app_store_wants_exclusive(config), &error);
 	if (store != NULL)
 		coordinator = sfl_app_build_coordinator(config, &error);
-	if (store == NULL || coordinator == NULL) {
+	if (store == NULL || coordinator == NULL || !sfl_orgs_check_config(config, &error)) {
 		sfl_cli_print_problems(error, "");
 		fprintf(stderr, "config check FAILED: 1 problem\n");
 		return sfl_error_to_exit_code(error);

@@ -16,6 +16,7 @@
 #include "sfl-error.h"
 #include "sfl-leadership.h"
 #include "sfl-loki-sink.h"
+#include "sfl-orgs.h"
 #include "sfl-pipeline.h"
 #include "sfl-platform.h"
 #include "sfl-redact.h"
@@ -51,6 +52,11 @@ typedef struct {
 	SflCheckpointStore *store;
 	SflSink *sink;
 	SflPipeline *pipeline; /* the current leadership term's, or NULL */
+	SflOrgs *orgs;
+	GCancellable *startup; /* cancelled by a stop during the start-up probe */
+	GSource *progress_source;
+	gint64 progress_at;    /* monotonic time of the last progress line */
+	guint64 progress_rows; /* rows read at the last progress line */
 	gboolean failed;       /* a runtime failure ends the run with exit 1 */
 	GError *failure;
 } SflRunner;
@@ -122,6 +128,8 @@ sfl_runner_stop_cb(gpointer user_data)
 
 	runner->state = SFL_RUN_STATE_STOPPING;
 	g_message("stop requested; shutting down");
+	if (runner->startup != NULL)
+		g_cancellable_cancel(runner->startup);
 	sfl_runner_notify("STOPPING=1\nSTATUS=stopping");
 	if (runner->leadership != NULL) {
 		/* gives up the lease (if held) after the run of this term stopped */
@@ -285,21 +293,65 @@ sfl_run_pipeline_error_cb(SflPipeline *pipeline, SflLane lane, const GError *err
 	sfl_runner_stop_cb(runner);
 }
 
-/* one leadership term: a fresh pipeline run on every acquisition */
+static void
+sfl_run_pipeline_writable_cb(SflPipeline *pipeline, SflLane lane, gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	sfl_orgs_notify_writable(runner->orgs, lane);
+}
+
+/* one line now and then, so an operator (or `make run`) sees the data move */
+static gboolean
+sfl_run_progress_cb(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	SflSourceCounters totals = { 0 };
+	SflPipelineCounters counters = { 0 };
+	gint64 now = g_get_monotonic_time();
+	gdouble secs = (gdouble)(now - runner->progress_at) / G_USEC_PER_SEC;
+
+	if (runner->pipeline == NULL)
+		return G_SOURCE_CONTINUE;
+	sfl_orgs_get_totals(runner->orgs, &totals);
+	sfl_pipeline_get_counters(runner->pipeline, &counters);
+	g_message("progress: %" G_GUINT64_FORMAT " rows read, %" G_GUINT64_FORMAT
+		  " entries pushed, %" G_GUINT64_FORMAT " commits, %u queued, %.0f rows/s, "
+		  "%" G_GUINT64_FORMAT " source errors",
+		  totals.rows_read, counters.pushed_entries, counters.commits,
+		  counters.queue_depth[SFL_LANE_BULK] + counters.queue_depth[SFL_LANE_STREAMING],
+		  secs > 0 ? (gdouble)(totals.rows_read - runner->progress_rows) / secs : 0.0,
+		  totals.errors);
+	runner->progress_at = now;
+	runner->progress_rows = totals.rows_read;
+	return G_SOURCE_CONTINUE;
+}
+
+/* one leadership term: a fresh pipeline run and fresh sources on every acquisition */
 static void
 sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
 {
 	SflRunner *runner = user_data;
 	g_autoptr(SflClock) clock = sfl_clock_get_system();
 	const SflPipelineCallbacks callbacks = {
+		.writable = sfl_run_pipeline_writable_cb,
 		.error = sfl_run_pipeline_error_cb,
 		.fenced = sfl_run_pipeline_fenced_cb,
 	};
+	SflDuration progress = runner->config->data.service.progress_interval;
 
 	runner->pipeline = sfl_pipeline_new(&runner->config->data.sink.loki.batch, runner->sink,
 					    runner->store, clock);
 	sfl_pipeline_set_callbacks(runner->pipeline, &callbacks, runner);
-	g_message("leader: pipeline run started (no sources are configured yet)");
+	sfl_orgs_start_sources(runner->orgs, runner->pipeline, runner->store);
+	g_message("leader: pipeline run started with %u source(s)",
+		  sfl_orgs_get_n_sources(runner->orgs));
+	runner->progress_at = g_get_monotonic_time();
+	runner->progress_rows = 0;
+	if (progress > 0 && runner->progress_source == NULL) {
+		runner->progress_source = g_timeout_source_new((guint)MAX(progress / 1000, 1));
+		g_source_set_callback(runner->progress_source, sfl_run_progress_cb, runner, NULL);
+		g_source_attach(runner->progress_source, runner->context);
+	}
 }
 
 static void
@@ -328,6 +380,9 @@ sfl_run_stop_term(SflLeadership *leadership, gpointer user_data)
 
 	if (pipeline == NULL)
 		return;
+	/* nothing new enters; what the lanes hold drains within the grace */
+	sfl_orgs_stop_sources(runner->orgs);
+	sfl_clear_source(&runner->progress_source);
 	runner->pending_stops++;
 	sfl_pipeline_stop_async(pipeline, runner->config->data.service.shutdown_grace, NULL,
 				sfl_run_pipeline_stopped_cb, runner);
@@ -349,6 +404,7 @@ sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 			g_source_destroy(g_ptr_array_index(stop_sources, i));
 	}
 	sfl_clear_source(&runner->watchdog_source);
+	sfl_clear_source(&runner->progress_source);
 	sfl_runner_clear_grace(runner);
 	g_main_context_unref(runner->context);
 	sfl_log_flush_repeats();
@@ -388,6 +444,38 @@ sfl_run_open_store(SflRunner *runner, GError **error)
 	return g_steal_pointer(&store);
 }
 
+static void
+sfl_run_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	GAsyncResult **out = user_data;
+	*out = g_object_ref(result);
+}
+
+/*
+ * Builds the Salesforce side and proves the credentials work before READY: a wrong key or
+ * secret fails the start (exit 1) instead of a service that is "up" and ingests nothing.
+ */
+static SflOrgs *
+sfl_run_start_orgs(SflRunner *runner, SflCurlLoop *loop, GError **error)
+{
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflOrgs) orgs = sfl_orgs_new(runner->config, loop, clock, error);
+	g_autoptr(GAsyncResult) result = NULL;
+
+	if (orgs == NULL)
+		return NULL;
+	runner->startup = g_cancellable_new();
+	sfl_orgs_probe_async(orgs, runner->startup, sfl_run_probe_cb, &result);
+	while (result == NULL)
+		g_main_context_iteration(runner->context, TRUE);
+	g_clear_object(&runner->startup);
+	if (!sfl_orgs_probe_finish(orgs, result, error)) {
+		g_prefix_error(error, "Salesforce start-up check failed: ");
+		return NULL;
+	}
+	return g_steal_pointer(&orgs);
+}
+
 /**
  * sfl_run:
  * @config: a loaded configuration
@@ -409,6 +497,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_autoptr(SflLeadership) leadership = NULL;
 	g_autoptr(SflCurlLoop) curl_loop = NULL;
 	g_autoptr(SflSink) sink = NULL;
+	g_autoptr(SflOrgs) orgs = NULL;
 
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -466,6 +555,23 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		sfl_run_teardown(&runner, stop_sources);
 		return FALSE;
 	}
+	orgs = sfl_run_start_orgs(&runner, curl_loop, error);
+	if (orgs == NULL) {
+		g_clear_object(&sink);
+		g_clear_object(&coordinator);
+		g_clear_object(&store);
+		while (g_main_context_iteration(runner.context, FALSE))
+			;
+		sfl_run_teardown(&runner, stop_sources);
+		/* a stop during the probe is a clean stop */
+		if (runner.state != SFL_RUN_STATE_RUNNING && *error != NULL &&
+		    g_error_matches(*error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+			g_clear_error(error);
+			return TRUE;
+		}
+		return FALSE;
+	}
+	runner.orgs = orgs;
 	runner.store = store;
 	runner.sink = sink;
 	leadership = sfl_leadership_new(store, coordinator, sfl_app_coordinator_is_fenced(config));
@@ -474,7 +580,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	runner.leadership = leadership;
 	sfl_leadership_start(leadership);
 
-	g_message("ready; waiting for work (no sources are built yet)");
+	g_message("ready; contesting leadership");
 	{
 		/* the READY status says whether pings follow, so nobody has to wait to find out */
 		guint64 ping_ms = sfl_runner_start_watchdog(&runner);
@@ -493,6 +599,8 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	runner.leadership = NULL;
 	g_clear_object(&leadership);
 	g_clear_object(&coordinator);
+	runner.orgs = NULL;
+	g_clear_pointer(&orgs, sfl_orgs_free);
 	runner.sink = NULL;
 	runner.store = NULL;
 	g_clear_object(&sink);

@@ -464,6 +464,11 @@ static const SflConfigField sfl_object_fields[] = {
 		max_catchup_records),
 	  .def = "200000", .flags = SFL_CONFIG_FIELD_MIN, .min = 0,
 	  .help = "Records kept per big-object drain cycle; 0 is unbounded." },
+	{ FIELD(SflEventLogObjectConfig, "settle_window", SFL_CONFIG_TYPE_DURATION, settle_window),
+	  .def = "1m", .flags = SFL_CONFIG_FIELD_MIN, .min = 0,
+	  .help = "Records newer than this are left for a later poll, so rows that become "
+		  "queryable a little after their timestamp are not skipped (not in the Python "
+		  "original; 0 reads up to now)." },
 	{ NULL }
 };
 
@@ -1002,6 +1007,10 @@ static const SflConfigField sfl_service_fields[] = {
 		unready_after_sink_failing),
 	  .def = "15m",
 	  .help = "/readyz fails once Loki pushes have failed this long; 0 disables." },
+	{ FIELD(SflServiceConfig, "progress_interval", SFL_CONFIG_TYPE_DURATION, progress_interval),
+	  .def = "1m", .flags = SFL_CONFIG_FIELD_MIN, .min = 0,
+	  .help = "How often the leader logs a progress line (rows read, entries pushed, rows/s); "
+		  "0 disables (not in the Python original)." },
 	{ FIELD(SflServiceConfig, "telemetry", SFL_CONFIG_TYPE_OBJECT, telemetry),
 	  .schema = &sfl_telemetry_schema, .help = "OTLP metrics push." },
 	{ NULL }

@@ -119,6 +119,7 @@ typedef struct {
 	gdouble sample;
 	gboolean big_object;
 	gint64 max_catchup_records;
+	SflDuration settle_window;
 } SflEventLogObjectConfig;
 
 typedef struct {
@@ -294,6 +295,7 @@ typedef struct {
 	gchar *health_addr;
 	SflDuration shutdown_grace;
 	SflDuration unready_after_sink_failing;
+	SflDuration progress_interval;
 	SflTelemetryConfig telemetry;
 } SflServiceConfig;
 

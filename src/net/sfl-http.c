@@ -29,6 +29,8 @@ typedef struct {
 	GSource *cancel_source;
 	SflHttpResponse *response;
 	GByteArray *response_body;
+	gsize max_body;
+	guint connect_timeout_ms;
 	gchar errbuf[CURL_ERROR_SIZE];
 } SflHttpRequest;
 
@@ -99,7 +101,8 @@ sfl_http_response_get_header(const SflHttpResponse *self, const gchar *name)
  * sfl_http_response_get_body:
  * @self: a response
  *
- * Returns: (transfer none): the body, at most %SFL_HTTP_MAX_BODY bytes of it
+ * Returns: (transfer none): the body, at most the request's cap (%SFL_HTTP_MAX_BODY unless
+ *   sfl_http_request_bounded_async() set another) bytes of it
  */
 GBytes *
 sfl_http_response_get_body(const SflHttpResponse *self)
@@ -112,7 +115,7 @@ sfl_http_response_get_body(const SflHttpResponse *self)
  * sfl_http_response_get_body_truncated:
  * @self: a response
  *
- * Returns: %TRUE when the peer sent more than %SFL_HTTP_MAX_BODY bytes
+ * Returns: %TRUE when the peer sent more than the request's body cap
  */
 gboolean
 sfl_http_response_get_body_truncated(const SflHttpResponse *self)
@@ -126,7 +129,7 @@ sfl_http_write_cb(char *data, size_t size, size_t nmemb, void *user_data)
 {
 	SflHttpRequest *req = user_data;
 	gsize len = size * nmemb;
-	gsize room = SFL_HTTP_MAX_BODY - MIN(req->response_body->len, SFL_HTTP_MAX_BODY);
+	gsize room = req->max_body - MIN(req->response_body->len, req->max_body);
 
 	if (len > room)
 		req->response->truncated = TRUE;
@@ -225,6 +228,9 @@ sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
 	rc |= curl_easy_setopt(easy, CURLOPT_HEADERDATA, req);
 	if (timeout_ms > 0)
 		rc |= curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	if (req->connect_timeout_ms > 0)
+		rc |= curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+				       (long)req->connect_timeout_ms);
 	if (req->body != NULL) {
 		gsize len = 0;
 		gconstpointer data = g_bytes_get_data(req->body, &len);
@@ -244,36 +250,23 @@ sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
 	return TRUE;
 }
 
-/**
- * sfl_http_request_async:
- * @loop: the curl loop
- * @method: "GET", "POST", ...
- * @url: an http or https URL
- * @headers: (nullable) (array zero-terminated=1): "Name: value" strings
- * @body: (nullable): the request body, kept alive until the request finishes
- * @timeout_ms: the whole request's deadline, 0 for none
- * @cancellable: (nullable): aborts the request
- * @callback: completion
- * @user_data: for @callback
- */
-void
-sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
-		       const gchar *const *headers, GBytes *body, guint timeout_ms,
-		       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+static void
+sfl_http_request_start(SflCurlLoop *loop, const gchar *method, const gchar *url,
+		       const gchar *const *headers, GBytes *body, guint timeout_ms, gsize max_body,
+		       guint connect_timeout_ms, GCancellable *cancellable,
+		       GAsyncReadyCallback callback, gpointer user_data, gpointer source_tag)
 {
 	g_autoptr(GTask) task = NULL;
 	g_autoptr(GError) error = NULL;
 	SflHttpRequest *req = NULL;
 
-	g_return_if_fail(SFL_IS_CURL_LOOP(loop));
-	g_return_if_fail(method != NULL);
-	g_return_if_fail(url != NULL);
-
 	task = g_task_new(NULL, cancellable, callback, user_data);
-	g_task_set_source_tag(task, sfl_http_request_async);
+	g_task_set_source_tag(task, source_tag);
 	req = g_new0(SflHttpRequest, 1);
 	req->loop = g_object_ref(loop);
 	req->body = body != NULL ? g_bytes_ref(body) : NULL;
+	req->max_body = max_body;
+	req->connect_timeout_ms = connect_timeout_ms;
 	req->response = g_new0(SflHttpResponse, 1);
 	req->response->headers = g_ptr_array_new_with_free_func(g_free);
 	req->response_body = g_byte_array_new();
@@ -304,6 +297,63 @@ sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
 				      NULL);
 		g_source_attach(req->cancel_source, g_main_context_get_thread_default());
 	}
+}
+
+/**
+ * sfl_http_request_async:
+ * @loop: the curl loop
+ * @method: "GET", "POST", ...
+ * @url: an http or https URL
+ * @headers: (nullable) (array zero-terminated=1): "Name: value" strings
+ * @body: (nullable): the request body, kept alive until the request finishes
+ * @timeout_ms: the whole request's deadline, 0 for none
+ * @cancellable: (nullable): aborts the request
+ * @callback: completion
+ * @user_data: for @callback
+ */
+void
+sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+		       const gchar *const *headers, GBytes *body, guint timeout_ms,
+		       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_return_if_fail(SFL_IS_CURL_LOOP(loop));
+	g_return_if_fail(method != NULL);
+	g_return_if_fail(url != NULL);
+
+	sfl_http_request_start(loop, method, url, headers, body, timeout_ms, SFL_HTTP_MAX_BODY, 0,
+			       cancellable, callback, user_data, sfl_http_request_async);
+}
+
+/**
+ * sfl_http_request_bounded_async:
+ * @loop: the curl loop
+ * @method: "GET", "POST", ...
+ * @url: an http or https URL
+ * @headers: (nullable) (array zero-terminated=1): "Name: value" strings
+ * @body: (nullable): the request body, kept alive until the request finishes
+ * @timeout_ms: the whole request's deadline, 0 for none
+ * @max_body: how many response body bytes are kept; more sets the truncated flag
+ * @cancellable: (nullable): aborts the request
+ * @callback: completion
+ * @user_data: for @callback
+ *
+ * Like sfl_http_request_async() with the body cap chosen by the caller (SOQL pages are
+ * several MB) and a connect timeout of %SFL_HTTP_CONNECT_TIMEOUT_MS.
+ */
+void
+sfl_http_request_bounded_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+			       const gchar *const *headers, GBytes *body, guint timeout_ms,
+			       gsize max_body, GCancellable *cancellable,
+			       GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_return_if_fail(SFL_IS_CURL_LOOP(loop));
+	g_return_if_fail(method != NULL);
+	g_return_if_fail(url != NULL);
+	g_return_if_fail(max_body > 0);
+
+	sfl_http_request_start(loop, method, url, headers, body, timeout_ms, max_body,
+			       SFL_HTTP_CONNECT_TIMEOUT_MS, cancellable, callback, user_data,
+			       sfl_http_request_bounded_async);
 }
 
 /**

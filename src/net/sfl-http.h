@@ -24,12 +24,20 @@ G_BEGIN_DECLS
 
 #define SFL_HTTP_MAX_BODY (64 * 1024)
 
+/* the connect timeout of sfl_http_request_bounded_async() (original-behaviour §2.5) */
+#define SFL_HTTP_CONNECT_TIMEOUT_MS (10 * 1000)
+
 typedef struct _SflHttpResponse SflHttpResponse;
 
 void
 sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
 		       const gchar *const *headers, GBytes *body, guint timeout_ms,
 		       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+/* the same with a body cap of @max_body bytes and a connect timeout of 10 s */
+void sfl_http_request_bounded_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+				    const gchar *const *headers, GBytes *body, guint timeout_ms,
+				    gsize max_body, GCancellable *cancellable,
+				    GAsyncReadyCallback callback, gpointer user_data);
 SflHttpResponse *
 sfl_http_request_finish(GAsyncResult *result, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 

@@ -186,7 +186,8 @@ sfl_entry_cost(const SflEntry *entry)
 		cost += strlen(entry->metadata[i].name) + strlen(entry->metadata[i].value);
 	if (entry->checkpoint_key != NULL)
 		cost += strlen(entry->checkpoint_key);
-	if (entry->checkpoint_value != NULL)
+	/* a shared value is stored once, however many entries carry it */
+	if (entry->checkpoint_value != NULL && !entry->checkpoint_shared)
 		cost += strlen(entry->checkpoint_value);
 	return cost;
 }

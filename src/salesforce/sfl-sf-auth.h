@@ -66,6 +66,19 @@ gchar *sfl_sf_auth_get_org_id_finish(SflSfAuth *self, GAsyncResult *result,
 guint64 sfl_sf_auth_get_mints(SflSfAuth *self);
 guint64 sfl_sf_auth_get_mint_failures(SflSfAuth *self);
 
+/* what the org's REST clients share with it */
+SflClock *sfl_sf_auth_get_clock(SflSfAuth *self);
+SflCurlLoop *sfl_sf_auth_get_loop(SflSfAuth *self);
+/* a mint (request or retry backoff) is in flight */
+gboolean sfl_sf_auth_is_minting(SflSfAuth *self);
+
+/* token endpoint and userinfo attempts for transport errors and 5xx */
+#define SFL_SF_AUTH_ATTEMPTS 4
+
+/* helpers shared by the Salesforce clients */
+gchar *sfl_sf_excerpt(const gchar *data, gsize len) G_GNUC_WARN_UNUSED_RESULT;
+gint64 sfl_sf_backoff_usec(GRand *rand, guint attempt);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflSfToken, sfl_sf_token_unref)
 
 G_END_DECLS

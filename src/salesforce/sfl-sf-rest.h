@@ -59,9 +59,9 @@ typedef struct _SflSfDownload SflSfDownload;
 typedef void (*SflSfDownloadDataFunc)(const gchar *data, gsize len, gpointer user_data);
 typedef void (*SflSfDownloadDoneFunc)(const GError *error, gpointer user_data);
 
-SflSfDownload *sfl_sf_rest_download(SflSfRest *self, const gchar *path,
-				    SflSfDownloadDataFunc data, SflSfDownloadDoneFunc done,
-				    gpointer user_data) G_GNUC_WARN_UNUSED_RESULT;
+SflSfDownload *
+sfl_sf_rest_download(SflSfRest *self, const gchar *path, SflSfDownloadDataFunc data,
+		     SflSfDownloadDoneFunc done, gpointer user_data) G_GNUC_WARN_UNUSED_RESULT;
 /* no @data call after pause() returns until resume(); resume() delivers from an idle, never
  * from inside the call */
 void sfl_sf_download_pause(SflSfDownload *self);
@@ -75,6 +75,7 @@ gboolean sfl_sf_rest_get_clock_skew(SflSfRest *self, gint64 *skew_usec);
 /* the last Sforce-Limit-Info api-usage; FALSE before any */
 gboolean sfl_sf_rest_get_api_usage(SflSfRest *self, gint64 *used, gint64 *max);
 guint64 sfl_sf_rest_get_throttled(SflSfRest *self);
+SflSfAuth *sfl_sf_rest_get_auth(SflSfRest *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflSfDownload, sfl_sf_download_free)
 

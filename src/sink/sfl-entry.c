@@ -395,6 +395,7 @@ sfl_entry_new(gint64 timestamp_ns, SflLabels *labels, const gchar *line, gssize 
 	/* one block: the struct, the metadata array, then every string */
 	self = g_malloc(size);
 	self->ref_count = 1;
+	self->checkpoint_shared = FALSE;
 	self->checkpoint_only = FALSE;
 	self->timestamp_ns = timestamp_ns;
 	self->labels = sfl_labels_ref(labels);
@@ -441,6 +442,7 @@ sfl_entry_new_checkpoint_only(gint64 timestamp_ns, const gchar *checkpoint_key,
 	value_len = checkpoint_value != NULL ? strlen(checkpoint_value) : 0;
 	self = g_malloc(sizeof(SflEntry) + 1 + key_len + 1 + value_len + 1);
 	self->ref_count = 1;
+	self->checkpoint_shared = FALSE;
 	self->checkpoint_only = TRUE;
 	self->timestamp_ns = timestamp_ns;
 	self->labels = NULL;
@@ -453,6 +455,37 @@ sfl_entry_new_checkpoint_only(gint64 timestamp_ns, const gchar *checkpoint_key,
 	self->checkpoint_value = checkpoint_value != NULL
 					 ? sfl_entry_put(&cursor, checkpoint_value, value_len)
 					 : NULL;
+	return self;
+}
+
+/**
+ * sfl_entry_new_shared:
+ * @timestamp_ns: Unix time in nanoseconds
+ * @labels: the stream's label set
+ * @line: the log line
+ * @line_len: its length, or -1 when NUL-terminated
+ * @metadata: (array length=n_metadata) (nullable): structured metadata
+ * @n_metadata: number of pairs
+ * @checkpoint_key: the checkpoint stream
+ * @checkpoint_value: the position, shared (a reference is taken)
+ *
+ * Returns: (transfer full): a new entry
+ */
+SflEntry *
+sfl_entry_new_shared(gint64 timestamp_ns, SflLabels *labels, const gchar *line, gssize line_len,
+		     const SflLabelPair *metadata, guint n_metadata, const gchar *checkpoint_key,
+		     GRefString *checkpoint_value)
+{
+	SflEntry *self = NULL;
+
+	g_return_val_if_fail(checkpoint_key != NULL, NULL);
+	g_return_val_if_fail(checkpoint_value != NULL, NULL);
+	self = sfl_entry_new(timestamp_ns, labels, line, line_len, metadata, n_metadata,
+			     checkpoint_key, NULL);
+	if (self == NULL)
+		return NULL;
+	self->checkpoint_value = g_ref_string_acquire(checkpoint_value);
+	self->checkpoint_shared = TRUE;
 	return self;
 }
 
@@ -482,6 +515,8 @@ sfl_entry_unref(SflEntry *self)
 	if (!g_atomic_int_dec_and_test(&self->ref_count))
 		return;
 	sfl_labels_unref(self->labels);
+	if (self->checkpoint_shared)
+		g_ref_string_release((gchar *)self->checkpoint_value);
 	g_free(self);
 }
 

@@ -16,7 +16,8 @@ G_BEGIN_DECLS
  * - Quoted fields may hold commas, doubled quotes, CR and LF; unquoted fields end at a comma,
  *   LF or CRLF. A lone CR outside quotes also ends a record. A trailing newline is optional;
  *   an empty line is skipped. A BOM is kept (it is part of the first header name, as in the
- *   original).
+ *   original); a quote right after it still opens a quoted field, so `\xEF\xBB\xBF"NAME",...`
+ *   gives U+FEFF NAME, where Python's csv module would also have kept the two quotes.
  * - Invalid UTF-8 is replaced with U+FFFD and NUL bytes with U+FFFD, so every field handed out
  *   is valid, NUL-terminated UTF-8.
  * - A field longer than max_field_bytes, a quote inside an unquoted field or after a closing
@@ -25,7 +26,11 @@ G_BEGIN_DECLS
  * - The record callback gets borrowed pointers valid only during the call. It returns FALSE to
  *   stop the parse: feed() then returns FALSE with no error set, and nothing more is called
  *   until the next feed(). Bytes after the stopping record stay buffered and are parsed on the
- *   next feed() (which may be given len 0) or finish().
+ *   next feed() (which may be given len 0) or finish(); data given to a feed() that stops again
+ *   before reaching it queues up behind them. The callback must not feed the same parser.
+ * - Memory: one partial record (at most 4096 fields of max_field_bytes each; more fields are
+ *   an error) plus what a stop left buffered. Buffers are reused from record to record.
+ * - After an error every later feed() or finish() fails with the same error.
  *
  * Threading: one parser per thread.
  */
@@ -45,15 +50,18 @@ typedef struct _SflCsvParser SflCsvParser;
 
 #define SFL_CSV_DEFAULT_MAX_FIELD (1024 * 1024)
 
+/* max_field_bytes counts a field's bytes after unquoting; 0 means SFL_CSV_DEFAULT_MAX_FIELD */
 SflCsvParser *sfl_csv_parser_new(gsize max_field_bytes) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_csv_parser_free(SflCsvParser *self);
 /* TRUE: all input parsed; FALSE + error: bad input; FALSE, no error: the callback stopped */
 gboolean sfl_csv_parser_feed(SflCsvParser *self, const gchar *data, gsize len,
 			     SflCsvRecordFunc func, gpointer user_data, GError **error);
-/* end of input: flushes a last record without a trailing newline */
+/* end of input: flushes a last record without a trailing newline; after a stop, call again */
 gboolean sfl_csv_parser_finish(SflCsvParser *self, SflCsvRecordFunc func, gpointer user_data,
 			       GError **error);
+/* records handed to the callback, the header row included */
 guint64 sfl_csv_parser_get_records(const SflCsvParser *self);
+/* input bytes parsed so far; bytes a stop left buffered count once they are parsed */
 guint64 sfl_csv_parser_get_bytes(const SflCsvParser *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflCsvParser, sfl_csv_parser_free)

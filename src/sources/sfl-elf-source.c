@@ -2,7 +2,1230 @@
  * Copyright 2026 sf2loki contributors
  * SPDX-License-Identifier: Apache-2.0
  */
+#define G_LOG_DOMAIN "SflElfSource"
+
 #include "config.h"
 
-/* placeholder: the implementation lands with issue 7 */
-typedef int sfl_placeholder_unit;
+#include "sfl-elf-source.h"
+
+#include <string.h>
+
+#include "sfl-csv.h"
+#include "sfl-error.h"
+#include "sfl-gsource.h"
+#include "sfl-pyjson.h"
+#include "sfl-record.h"
+#include "sfl-shape.h"
+
+/*
+ * Runtime model: one cycle at a time; within a cycle one job per EventType, at most
+ * `concurrency` running. A job walks its type's listing file by file; each file is one
+ * streamed download feeding the CSV parser, whose record callback shapes the row and offers
+ * the previous one (one-row lookahead, so the last row can carry the file's checkpoint).
+ * When the lane refuses an entry the parser stops, the download pauses, and the job parks
+ * until the lane has room.
+ */
+
+#define SFL_ELF_WINDOW_OLDER 200  /* older carried ids kept besides the boundary set */
+#define SFL_ELF_WINDOW_WARN  5000 /* boundary set size worth a warning */
+#define SFL_ELF_SKEW_APPLY   (30 * G_USEC_PER_SEC)
+#define SFL_ELF_SKEW_WARN    (60 * G_USEC_PER_SEC)
+
+typedef struct {
+	gchar *id;
+	gchar *created; /* NULL: a legacy bare id, matches any CreatedDate */
+} SflElfId;
+
+/* one EventType's configuration and cursor, kept for the whole term */
+typedef struct {
+	gchar *name;
+	gchar *key;
+	GStrv metadata_fields;
+	GStrv promoted;
+	gdouble sample;
+	SflLabels *labels; /* when nothing is promoted */
+	gboolean loaded;
+	gchar *last_created; /* NULL: first run */
+	GPtrArray *ids;	     /* SflElfId */
+	gchar *current;	     /* JSON of the cursor, NULL before the first file */
+	guint failures;	     /* consecutive contained failures */
+} SflElfType;
+
+typedef enum {
+	SFL_ELF_PHASE_PARSING,
+	SFL_ELF_PHASE_FINISHING,
+	SFL_ELF_PHASE_COMPLETING,
+} SflElfPhase;
+
+/* a shaped row waiting to become an entry */
+typedef struct {
+	SflRecord *record;
+	GString *line;
+	GArray *metadata; /* SflLabelPair, strings in record's arena */
+	SflLabels *labels;
+	gint64 ts_ns;
+	gboolean valid;
+} SflElfRow;
+
+typedef struct _SflElfSource SflElfSource;
+
+typedef struct {
+	SflElfSource *self; /* strong */
+	SflElfType *type;
+	gboolean dead;	   /* the source stopped: finish quietly */
+	gboolean in_query; /* a listing or store load is in flight */
+	json_t *files;
+	guint file_idx;
+	/* the current file */
+	const gchar *file_id;
+	const gchar *file_created;
+	gboolean created_ok;
+	gint64 created_usec;
+	GRefString *pre; /* shared by every row of the file but the last */
+	GRefString *post;
+	SflSfDownload *download;
+	SflCsvParser *parser;
+	GStrv header;
+	guint n_header;
+	guint64 data_rows;
+	SflElfRow rows[2];
+	guint held; /* index of the row in lookahead */
+	SflEntry *pending;
+	SflElfPhase phase;
+	gboolean parser_stopped;
+	gboolean download_paused;
+	gboolean download_done;
+	GError *download_error;
+	GSource *idle;
+	GString *scratch;
+} SflElfJob;
+
+struct _SflElfSource {
+	SflSource parent_instance;
+	SflSfRest *rest;
+	const SflEventLogFileConfig *config;
+	const SflSourcesConfig *sources;
+	SflTransforms *transforms;
+	gboolean wildcard;
+	gdouble wildcard_sample;
+	GStrv wildcard_metadata;
+	GHashTable *types; /* name → SflElfType */
+	GCancellable *cancellable;
+	GSource *timer;
+	GRand *rand;
+	/* the cycle */
+	gboolean in_cycle;
+	GPtrArray *queue; /* SflElfType, waiting for a job slot */
+	GPtrArray *jobs;  /* SflElfJob, running */
+	gboolean throttled;
+	gint64 cycle_now;
+	gint64 cycle_started;
+	gboolean skew_warned;
+	SflElfCounters counters;
+};
+
+G_DEFINE_FINAL_TYPE(SflElfSource, sfl_elf_source, SFL_TYPE_SOURCE)
+
+static void sfl_elf_job_next_file(SflElfJob *job);
+static void sfl_elf_job_continue(SflElfJob *job);
+static void sfl_elf_job_done(SflElfJob *job);
+static void sfl_elf_cycle_pump(SflElfSource *self);
+
+/* --- the cursor ----------------------------------------------------------------------------- */
+
+static void
+sfl_elf_id_free(gpointer data)
+{
+	SflElfId *id = data;
+	g_free(id->id);
+	g_free(id->created);
+	g_free(id);
+}
+
+static void
+sfl_elf_type_free(gpointer data)
+{
+	SflElfType *type = data;
+	g_free(type->name);
+	g_free(type->key);
+	g_strfreev(type->metadata_fields);
+	g_strfreev(type->promoted);
+	g_clear_pointer(&type->labels, sfl_labels_unref);
+	g_free(type->last_created);
+	g_ptr_array_unref(type->ids);
+	g_free(type->current);
+	g_free(type);
+}
+
+/* {"ids": [["<Id>", "<CreatedDate>"], ...], "last_created": "..."}: json.dumps, sorted keys */
+static gchar *
+sfl_elf_cursor_render(GPtrArray *ids, const gchar *last_created)
+{
+	GString *out = g_string_sized_new(64 + ids->len * 48);
+
+	g_string_append(out, "{\"ids\": [");
+	for (guint i = 0; i < ids->len; i++) {
+		SflElfId *id = g_ptr_array_index(ids, i);
+		if (i > 0)
+			g_string_append(out, ", ");
+		if (id->created == NULL) {
+			sfl_pyjson_append_string(out, id->id);
+			continue;
+		}
+		g_string_append_c(out, '[');
+		sfl_pyjson_append_string(out, id->id);
+		g_string_append(out, ", ");
+		sfl_pyjson_append_string(out, id->created);
+		g_string_append_c(out, ']');
+	}
+	g_string_append(out, "], \"last_created\": ");
+	sfl_pyjson_append_string(out, last_created != NULL ? last_created : "");
+	g_string_append_c(out, '}');
+	return g_string_free(out, FALSE);
+}
+
+/* decodes a stored value; FALSE for anything that is not the documented object (SFL-0019) */
+static gboolean
+sfl_elf_cursor_parse(const gchar *value, gchar **last_created, GPtrArray *ids)
+{
+	g_autoptr(GPtrArray) parsed = g_ptr_array_new_with_free_func(sfl_elf_id_free);
+	json_t *root = json_loads(value, JSON_REJECT_DUPLICATES, NULL);
+	json_t *jids = NULL;
+	json_t *jlast = NULL;
+	gint64 usec = 0;
+	gsize i = 0;
+	json_t *item = NULL;
+
+	if (root == NULL)
+		return FALSE;
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return FALSE;
+	}
+	jlast = json_object_get(root, "last_created");
+	jids = json_object_get(root, "ids");
+	if ((jlast != NULL && !json_is_string(jlast) && !json_is_null(jlast)) ||
+	    (jids != NULL && !json_is_array(jids))) {
+		json_decref(root);
+		return FALSE;
+	}
+	if (jlast != NULL && json_is_string(jlast) && json_string_length(jlast) > 0 &&
+	    !sfl_parse_iso_datetime(json_string_value(jlast), &usec)) {
+		json_decref(root);
+		return FALSE;
+	}
+	json_array_foreach (jids, i, item) {
+		SflElfId *id = g_new0(SflElfId, 1);
+		if (json_is_string(item)) {
+			id->id = g_strdup(json_string_value(item));
+		} else if (json_is_array(item) && json_array_size(item) == 2 &&
+			   json_is_string(json_array_get(item, 0))) {
+			json_t *created = json_array_get(item, 1);
+			id->id = g_strdup(json_string_value(json_array_get(item, 0)));
+			if (json_is_string(created))
+				id->created = g_strdup(json_string_value(created));
+		} else {
+			g_free(id);
+			json_decref(root);
+			return FALSE;
+		}
+		g_ptr_array_add(parsed, id);
+	}
+	*last_created = jlast != NULL && json_is_string(jlast) && json_string_length(jlast) > 0
+				? g_strdup(json_string_value(jlast))
+				: NULL;
+	for (guint k = 0; k < parsed->len; k++)
+		g_ptr_array_add(ids, g_steal_pointer(&parsed->pdata[k]));
+	json_decref(root);
+	return TRUE;
+}
+
+/* already processed: carried with a legacy, equal or newer CreatedDate (original §2.2.5) */
+static gboolean
+sfl_elf_already_processed(SflElfType *type, const gchar *id, const gchar *created)
+{
+	for (guint i = 0; i < type->ids->len; i++) {
+		SflElfId *c = g_ptr_array_index(type->ids, i);
+		gint64 a = 0;
+		gint64 b = 0;
+
+		if (!g_str_equal(c->id, id))
+			continue;
+		if (c->created == NULL || g_strcmp0(c->created, created) == 0)
+			return TRUE;
+		if (created != NULL && sfl_parse_iso_datetime(created, &a) &&
+		    sfl_parse_iso_datetime(c->created, &b))
+			return a <= b;
+		return FALSE;
+	}
+	return FALSE;
+}
+
+/* folds a file into a copy of the window: the boundary set stays whole, older ids are capped */
+static GPtrArray *
+sfl_elf_fold(SflElfType *type, const gchar *id, const gchar *created)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(sfl_elf_id_free);
+	guint older = 0;
+	guint boundary = 0;
+	g_autoptr(GPtrArray) all = g_ptr_array_new();
+	SflElfId self = { (gchar *)id, (gchar *)created };
+
+	for (guint i = 0; i < type->ids->len; i++) {
+		SflElfId *c = g_ptr_array_index(type->ids, i);
+		if (!g_str_equal(c->id, id))
+			g_ptr_array_add(all, c);
+	}
+	g_ptr_array_add(all, &self);
+	for (guint i = 0; i < all->len; i++) {
+		SflElfId *c = g_ptr_array_index(all, i);
+		if (c->created == NULL || g_strcmp0(c->created, created) != 0)
+			older++;
+	}
+	for (guint i = 0; i < all->len; i++) {
+		SflElfId *c = g_ptr_array_index(all, i);
+		SflElfId *copy = NULL;
+		gboolean at_boundary = c->created != NULL && g_strcmp0(c->created, created) == 0;
+
+		if (!at_boundary && older-- > SFL_ELF_WINDOW_OLDER)
+			continue;
+		boundary += at_boundary;
+		copy = g_new0(SflElfId, 1);
+		copy->id = g_strdup(c->id);
+		copy->created = g_strdup(c->created);
+		g_ptr_array_add(out, copy);
+	}
+	if (boundary > SFL_ELF_WINDOW_WARN)
+		g_warning("eventlogfile %s: %u files share CreatedDate %s; the carried id window "
+			  "keeps them all",
+			  type->name, boundary, created);
+	return out;
+}
+
+/* --- types ---------------------------------------------------------------------------------- */
+
+static SflElfType *
+sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *tc)
+{
+	SflSource *source = SFL_SOURCE(self);
+	const SflSourceContext *ctx = sfl_source_get_context(source);
+	SflElfType *type = g_hash_table_lookup(self->types, name);
+	g_autofree gchar *key = NULL;
+
+	if (type != NULL)
+		return type;
+	type = g_new0(SflElfType, 1);
+	type->name = g_strdup(name);
+	key = g_strconcat("eventlogfile:", name, NULL);
+	type->key = sfl_source_key(source, key);
+	type->ids = g_ptr_array_new_with_free_func(sfl_elf_id_free);
+	if (tc != NULL) {
+		type->sample = tc->sample;
+		type->metadata_fields = g_strdupv(tc->structured_metadata_fields != NULL
+							  ? tc->structured_metadata_fields
+							  : (GStrv)ctx->metadata_fields);
+		type->promoted = g_strdupv(tc->labels);
+	} else {
+		type->sample = self->wildcard_sample;
+		type->metadata_fields =
+			g_strdupv(self->wildcard_metadata != NULL ? self->wildcard_metadata
+								  : (GStrv)ctx->metadata_fields);
+	}
+	if (type->promoted == NULL || type->promoted[0] == NULL) {
+		const SflLabelPair pairs[] = { { "source", "eventlogfile" },
+					       { "event_type", name } };
+		type->labels = sfl_source_intern_labels(source, pairs, G_N_ELEMENTS(pairs));
+	}
+	g_hash_table_insert(self->types, type->name, type);
+	return type;
+}
+
+/* --- rows ----------------------------------------------------------------------------------- */
+
+static void
+sfl_elf_row_init(SflElfRow *row)
+{
+	row->record = sfl_record_new();
+	row->line = g_string_sized_new(1024);
+	row->metadata = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
+}
+
+static void
+sfl_elf_row_clear(SflElfRow *row)
+{
+	g_clear_pointer(&row->record, sfl_record_free);
+	if (row->line != NULL)
+		g_string_free(row->line, TRUE);
+	row->line = NULL;
+	g_clear_pointer(&row->metadata, g_array_unref);
+	g_clear_pointer(&row->labels, sfl_labels_unref);
+	row->valid = FALSE;
+}
+
+static SflEntry *
+sfl_elf_row_to_entry(SflElfJob *job, SflElfRow *row, GRefString *checkpoint)
+{
+	SflEntry *entry =
+		sfl_entry_new_shared(row->ts_ns, row->labels, row->line->str, row->line->len,
+				     (const SflLabelPair *)row->metadata->data, row->metadata->len,
+				     job->type->key, checkpoint);
+	row->valid = FALSE;
+	g_clear_pointer(&row->labels, sfl_labels_unref);
+	return entry;
+}
+
+/* shapes one CSV row into @row; FALSE when a transform or the sampler dropped it */
+static gboolean
+sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
+{
+	SflElfSource *self = job->self;
+	SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
+	SflElfType *type = job->type;
+	SflRecord *record = row->record;
+	const SflField *field = NULL;
+	gint64 usec = 0;
+	guint n = MIN(rec->n_fields, job->n_header);
+
+	sfl_record_reset(record);
+	for (guint i = 0; i < n; i++)
+		sfl_record_add_string(record, job->header[i], rec->fields[i], rec->lens[i]);
+	for (guint i = n; i < job->n_header; i++)
+		sfl_record_add_string(record, job->header[i], "", 0);
+	if (rec->n_fields > job->n_header) {
+		const gchar *extra = NULL;
+		g_string_truncate(job->scratch, 0);
+		for (guint i = job->n_header; i < rec->n_fields; i++) {
+			if (i > job->n_header)
+				g_string_append_c(job->scratch, ',');
+			g_string_append_len(job->scratch, rec->fields[i], (gssize)rec->lens[i]);
+		}
+		extra = sfl_record_intern(record, job->scratch->str, (gssize)job->scratch->len);
+		sfl_record_add_string(record, "_extra", extra, job->scratch->len);
+	}
+
+	if (self->transforms != NULL && !sfl_transforms_apply(self->transforms, record, NULL)) {
+		counters->rows_filtered++;
+		return FALSE;
+	}
+	if (type->sample < 1.0) {
+		const gchar *rid = sfl_record_lookup_string(record, "REQUEST_ID");
+		gboolean keep = FALSE;
+		if (rid != NULL && rid[0] != '\0') {
+			keep = sfl_sample_keep(rid, strlen(rid), type->sample);
+		} else {
+			g_string_truncate(row->line, 0);
+			sfl_record_append_json(record, row->line);
+			keep = sfl_sample_keep(row->line->str, row->line->len, type->sample);
+		}
+		if (!keep) {
+			counters->rows_sampled_out++;
+			return FALSE;
+		}
+	}
+
+	field = sfl_record_lookup(record, self->config->timestamp_column);
+	if (field == NULL || !sfl_parse_timestamp_field(field, &usec)) {
+		field = sfl_record_lookup(record, "TIMESTAMP");
+		if (field == NULL || !sfl_parse_timestamp_field(field, &usec)) {
+			usec = sfl_timestamp_fallback(job->created_ok, job->created_usec,
+						      self->cycle_now);
+			counters->timestamp_fallbacks++;
+		}
+	}
+	row->ts_ns = usec * 1000;
+
+	g_string_truncate(row->line, 0);
+	sfl_record_append_json(record, row->line);
+	g_array_set_size(row->metadata, 0);
+	sfl_shape_metadata(record, (const gchar *const *)type->metadata_fields, row->metadata);
+
+	g_clear_pointer(&row->labels, sfl_labels_unref);
+	if (type->labels != NULL) {
+		row->labels = sfl_labels_ref(type->labels);
+	} else {
+		g_autoptr(GArray) pairs = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
+		const SflLabelPair fixed[] = { { "source", "eventlogfile" },
+					       { "event_type", type->name } };
+		for (guint i = 0; type->promoted != NULL && type->promoted[i] != NULL; i++) {
+			const gchar *v = sfl_record_lookup_string(record, type->promoted[i]);
+			SflLabelPair p = { type->promoted[i], v };
+			if (v != NULL && v[0] != '\0')
+				g_array_append_val(pairs, p);
+		}
+		g_array_append_vals(pairs, fixed, G_N_ELEMENTS(fixed));
+		row->labels = sfl_source_intern_labels(
+			SFL_SOURCE(self), (const SflLabelPair *)pairs->data, pairs->len);
+	}
+	row->valid = row->labels != NULL;
+	return row->valid;
+}
+
+/* the file's cursor alone, when none of its rows became an entry */
+static SflEntry *
+sfl_elf_token(SflElfJob *job)
+{
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(job->self));
+	return sfl_entry_new_checkpoint_only(sfl_clock_wall_usec(ctx->clock) * 1000, job->type->key,
+					     job->post);
+}
+
+static void
+sfl_elf_job_writable_cb(gpointer user_data)
+{
+	SflElfJob *job = user_data;
+
+	if (job->dead)
+		return;
+	if (job->pending != NULL) {
+		if (!sfl_source_offer(SFL_SOURCE(job->self), job->pending)) {
+			sfl_source_wait_writable(SFL_SOURCE(job->self), sfl_elf_job_writable_cb,
+						 job);
+			return;
+		}
+		job->pending = NULL;
+	}
+	sfl_elf_job_continue(job);
+}
+
+/* offers @entry; FALSE when the job must park (the entry is kept as pending) */
+static gboolean
+sfl_elf_job_offer(SflElfJob *job, SflEntry *entry)
+{
+	g_assert(job->pending == NULL);
+	if (sfl_source_offer(SFL_SOURCE(job->self), entry))
+		return TRUE;
+	job->pending = entry;
+	sfl_source_wait_writable(SFL_SOURCE(job->self), sfl_elf_job_writable_cb, job);
+	return FALSE;
+}
+
+static gboolean
+sfl_elf_record_cb(const SflCsvRecord *rec, gpointer user_data)
+{
+	SflElfJob *job = user_data;
+	SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(job->self));
+	SflElfRow *next = NULL;
+	SflElfRow *held = NULL;
+
+	if (job->header == NULL) {
+		job->header = g_new0(gchar *, rec->n_fields + 1);
+		for (guint i = 0; i < rec->n_fields; i++)
+			job->header[i] = g_strndup(rec->fields[i], rec->lens[i]);
+		job->n_header = rec->n_fields;
+		return TRUE;
+	}
+	counters->rows_read++;
+	job->data_rows++;
+	next = &job->rows[1 - job->held];
+	if (!sfl_elf_shape(job, rec, next))
+		return TRUE;
+	held = &job->rows[job->held];
+	job->held = 1 - job->held;
+	if (!held->valid)
+		return TRUE;
+	/* every row but the file's last carries the checkpoint from before the file */
+	return sfl_elf_job_offer(job, sfl_elf_row_to_entry(job, held, job->pre));
+}
+
+/* --- files ---------------------------------------------------------------------------------- */
+
+static void
+sfl_elf_job_close_file(SflElfJob *job)
+{
+	sfl_clear_source(&job->idle);
+	g_clear_pointer(&job->download, sfl_sf_download_free);
+	g_clear_pointer(&job->parser, sfl_csv_parser_free);
+	g_clear_pointer(&job->header, g_strfreev);
+	job->n_header = 0;
+	g_clear_pointer(&job->pre, g_ref_string_release);
+	g_clear_pointer(&job->post, g_ref_string_release);
+	g_clear_error(&job->download_error);
+	for (guint i = 0; i < 2; i++) {
+		job->rows[i].valid = FALSE;
+		g_clear_pointer(&job->rows[i].labels, sfl_labels_unref);
+	}
+	g_clear_pointer(&job->pending, sfl_entry_unref);
+	sfl_source_cancel_wait(SFL_SOURCE(job->self), job);
+	job->parser_stopped = FALSE;
+	job->download_paused = FALSE;
+	job->download_done = FALSE;
+	job->data_rows = 0;
+}
+
+/* the file is done (or abandoned): the cursor now includes it */
+static void
+sfl_elf_job_advance(SflElfJob *job)
+{
+	SflElfType *type = job->type;
+	GPtrArray *ids = sfl_elf_fold(type, job->file_id, job->file_created);
+
+	g_ptr_array_unref(type->ids);
+	type->ids = ids;
+	g_free(type->last_created);
+	type->last_created = g_strdup(job->file_created);
+	g_free(type->current);
+	type->current = g_strdup(job->post);
+}
+
+static void
+sfl_elf_contained_failure(SflElfJob *job, const GError *error, const gchar *what)
+{
+	SflElfSource *self = job->self;
+	SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
+
+	job->type->failures++;
+	counters->errors++;
+	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED)) {
+		counters->throttled++;
+		self->throttled = TRUE;
+		g_critical("eventlogfile %s: %s throttled by Salesforce (REQUEST_LIMIT_EXCEEDED); "
+			   "the remaining types wait for the next cycle: %s",
+			   job->type->name, what, error->message);
+		return;
+	}
+	if (job->type->failures >= 3)
+		g_critical(
+			"eventlogfile %s: %s failed (%u times in a row); retrying next cycle: %s",
+			job->type->name, what, job->type->failures, error->message);
+	else
+		g_warning("eventlogfile %s: %s failed; retrying next cycle: %s", job->type->name,
+			  what, error->message);
+}
+
+/* a download or parse failure: abandon a file too old to ever succeed, else stop the type */
+static void
+sfl_elf_job_file_failed(SflElfJob *job, const GError *error)
+{
+	SflElfSource *self = job->self;
+	gint64 age = self->cycle_now - job->created_usec;
+	g_autofree gchar *what = g_strdup_printf("LogFile %s", job->file_id);
+
+	self->counters.download_errors++;
+	if (!g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED) && job->created_ok &&
+	    age > self->config->download_max_age) {
+		SflElfRow *held = &job->rows[job->held];
+		SflEntry *entry = NULL;
+		g_autofree gchar *max_age = sfl_duration_format(self->config->download_max_age);
+
+		g_warning("eventlogfile %s: abandoning LogFile %s (created %s, older than "
+			  "download_max_age %s) after: %s",
+			  job->type->name, job->file_id, job->file_created, max_age,
+			  error->message);
+		self->counters.files_abandoned++;
+		/* rows parsed before the failure are kept; the cursor moves past the file */
+		sfl_clear_source(&job->idle);
+		g_clear_pointer(&job->download, sfl_sf_download_free);
+		g_clear_pointer(&job->parser, sfl_csv_parser_free);
+		entry = held->valid ? sfl_elf_row_to_entry(job, held, job->post)
+				    : sfl_elf_token(job);
+		sfl_elf_job_advance(job);
+		job->phase = SFL_ELF_PHASE_COMPLETING;
+		if (sfl_elf_job_offer(job, entry))
+			sfl_elf_job_continue(job);
+		return;
+	}
+	sfl_elf_contained_failure(job, error, what);
+	sfl_elf_job_close_file(job);
+	sfl_elf_job_done(job);
+}
+
+static void
+sfl_elf_job_finish_file(SflElfJob *job)
+{
+	SflElfRow *held = &job->rows[job->held];
+	SflEntry *entry = NULL;
+
+	if (job->data_rows == 0) {
+		/* nothing to carry the cursor; the file may be listed again, which is harmless */
+		g_debug("eventlogfile %s: LogFile %s has no rows", job->type->name, job->file_id);
+		sfl_elf_job_close_file(job);
+		job->file_idx++;
+		sfl_elf_job_next_file(job);
+		return;
+	}
+	job->self->counters.files_processed++;
+	entry = held->valid ? sfl_elf_row_to_entry(job, held, job->post) : sfl_elf_token(job);
+	sfl_elf_job_advance(job);
+	job->phase = SFL_ELF_PHASE_COMPLETING;
+	if (sfl_elf_job_offer(job, entry))
+		sfl_elf_job_continue(job);
+}
+
+/* runs the state machine forward after a park or a download event */
+static void
+sfl_elf_job_continue(SflElfJob *job)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (job->dead)
+		return;
+	switch (job->phase) {
+	case SFL_ELF_PHASE_PARSING:
+		if (job->parser_stopped) {
+			if (!sfl_csv_parser_feed(job->parser, NULL, 0, sfl_elf_record_cb, job,
+						 &error)) {
+				if (error != NULL)
+					sfl_elf_job_file_failed(job, error);
+				return;
+			}
+			job->parser_stopped = FALSE;
+		}
+		if (job->download_error != NULL) {
+			g_autoptr(GError) failed = g_steal_pointer(&job->download_error);
+			sfl_elf_job_file_failed(job, failed);
+			return;
+		}
+		if (!job->download_done) {
+			if (job->download_paused) {
+				job->download_paused = FALSE;
+				sfl_sf_download_resume(job->download);
+			}
+			return;
+		}
+		job->phase = SFL_ELF_PHASE_FINISHING;
+		if (!sfl_csv_parser_finish(job->parser, sfl_elf_record_cb, job, &error)) {
+			if (error != NULL)
+				sfl_elf_job_file_failed(job, error);
+			return;
+		}
+		G_GNUC_FALLTHROUGH;
+	case SFL_ELF_PHASE_FINISHING:
+		sfl_elf_job_finish_file(job);
+		return;
+	case SFL_ELF_PHASE_COMPLETING:
+		sfl_elf_job_close_file(job);
+		job->file_idx++;
+		sfl_elf_job_next_file(job);
+		return;
+	}
+}
+
+/* download events are handled from an idle: the transfer must not be freed in its callbacks */
+static gboolean
+sfl_elf_job_idle_cb(gpointer user_data)
+{
+	SflElfJob *job = user_data;
+
+	g_clear_pointer(&job->idle, g_source_unref);
+	if (job->dead || job->pending != NULL || job->parser_stopped)
+		return G_SOURCE_REMOVE;
+	sfl_elf_job_continue(job);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_elf_job_defer(SflElfJob *job)
+{
+	if (job->idle != NULL)
+		return;
+	job->idle = g_idle_source_new();
+	g_source_set_callback(job->idle, sfl_elf_job_idle_cb, job, NULL);
+	g_source_attach(job->idle, NULL);
+}
+
+static void
+sfl_elf_data_cb(const gchar *data, gsize len, gpointer user_data)
+{
+	SflElfJob *job = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (job->dead || job->download_error != NULL)
+		return;
+	if (sfl_csv_parser_feed(job->parser, data, len, sfl_elf_record_cb, job, &error))
+		return;
+	/* a full lane (no error) or bad CSV: either way no more bytes until we are ready */
+	job->download_paused = TRUE;
+	sfl_sf_download_pause(job->download);
+	if (error != NULL) {
+		job->download_error = g_steal_pointer(&error);
+		sfl_elf_job_defer(job);
+		return;
+	}
+	job->parser_stopped = TRUE;
+}
+
+static void
+sfl_elf_done_cb(const GError *error, gpointer user_data)
+{
+	SflElfJob *job = user_data;
+
+	if (job->dead)
+		return;
+	if (job->download != NULL)
+		job->self->counters.download_bytes += sfl_sf_download_get_bytes(job->download);
+	if (error != NULL && job->download_error == NULL)
+		job->download_error = g_error_copy(error);
+	job->download_done = TRUE;
+	/* a parked job continues when the lane has room; it sees download_done then */
+	sfl_elf_job_defer(job);
+}
+
+static void
+sfl_elf_job_start_file(SflElfJob *job)
+{
+	SflElfSource *self = job->self;
+	g_autofree gchar *path =
+		g_strdup_printf("/services/data/v%s/sobjects/EventLogFile/%s/LogFile",
+				sfl_sf_rest_get_api_version(self->rest), job->file_id);
+	GPtrArray *window = sfl_elf_fold(job->type, job->file_id, job->file_created);
+
+	g_autofree gchar *pre =
+		job->type->current != NULL
+			? g_strdup(job->type->current)
+			: sfl_elf_cursor_render(job->type->ids, job->type->last_created);
+	g_autofree gchar *post = sfl_elf_cursor_render(window, job->file_created);
+
+	job->pre = g_ref_string_new(pre);
+	job->post = g_ref_string_new(post);
+	g_ptr_array_unref(window);
+	job->phase = SFL_ELF_PHASE_PARSING;
+	job->parser = sfl_csv_parser_new(SFL_CSV_DEFAULT_MAX_FIELD);
+	job->download =
+		sfl_sf_rest_download(self->rest, path, sfl_elf_data_cb, sfl_elf_done_cb, job);
+}
+
+static void
+sfl_elf_job_next_file(SflElfJob *job)
+{
+	SflElfSource *self = job->self;
+
+	while (!job->dead && job->files != NULL && job->file_idx < json_array_size(job->files)) {
+		json_t *file = json_array_get(job->files, job->file_idx);
+		const gchar *id = json_string_value(json_object_get(file, "Id"));
+		const gchar *created = json_string_value(json_object_get(file, "CreatedDate"));
+
+		if (id == NULL || created == NULL) {
+			g_warning("eventlogfile %s: listing row %u has no Id or CreatedDate; "
+				  "skipped",
+				  job->type->name, job->file_idx);
+			job->file_idx++;
+			continue;
+		}
+		if (sfl_elf_already_processed(job->type, id, created)) {
+			job->file_idx++;
+			continue;
+		}
+		job->file_id = id;
+		job->file_created = created;
+		job->created_ok = sfl_parse_iso_datetime(created, &job->created_usec);
+		/* settle: the newest files may still be written; later ones are newer still */
+		if (self->config->settle_window > 0 && job->created_ok &&
+		    self->cycle_now - job->created_usec < self->config->settle_window) {
+			g_debug("eventlogfile %s: LogFile %s created %s is inside the settle "
+				"window; next cycle",
+				job->type->name, id, created);
+			break;
+		}
+		sfl_elf_job_start_file(job);
+		return;
+	}
+	job->type->failures = 0;
+	sfl_elf_job_done(job);
+}
+
+/* --- jobs ----------------------------------------------------------------------------------- */
+
+static void
+sfl_elf_job_free(SflElfJob *job)
+{
+	sfl_elf_job_close_file(job);
+	for (guint i = 0; i < 2; i++)
+		sfl_elf_row_clear(&job->rows[i]);
+	g_clear_pointer(&job->files, json_decref);
+	g_string_free(job->scratch, TRUE);
+	g_object_unref(job->self);
+	g_free(job);
+}
+
+static void
+sfl_elf_job_done(SflElfJob *job)
+{
+	SflElfSource *self = job->self;
+
+	g_ptr_array_remove(self->jobs, job);
+	sfl_elf_job_free(job);
+	sfl_elf_cycle_pump(self);
+}
+
+static void
+sfl_elf_list_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	SflElfJob *job = user_data;
+	SflElfSource *self = job->self;
+	g_autoptr(GError) error = NULL;
+	json_t *files = sfl_sf_rest_query_finish(SFL_SF_REST(object), result, &error);
+
+	job->in_query = FALSE;
+	if (job->dead) {
+		if (files != NULL)
+			json_decref(files);
+		sfl_elf_job_free(job);
+		return;
+	}
+	if (files == NULL) {
+		self->counters.listing_errors++;
+		sfl_elf_contained_failure(job, error, "listing");
+		sfl_elf_job_done(job);
+		return;
+	}
+	job->files = files;
+	job->file_idx = 0;
+	sfl_elf_job_next_file(job);
+}
+
+static void
+sfl_elf_job_list(SflElfJob *job)
+{
+	SflElfSource *self = job->self;
+	SflElfType *type = job->type;
+	g_autofree gchar *since = NULL;
+	g_autofree gchar *lit = NULL;
+	g_autofree gchar *name = sfl_soql_escape(type->name);
+	g_autofree gchar *soql = NULL;
+
+	/* first run: the lookback is pinned, so a restart does not slide it past a file */
+	if (type->last_created == NULL)
+		type->last_created =
+			sfl_format_iso_seconds(self->cycle_now - self->config->lookback);
+	since = g_strdup(type->last_created);
+	lit = sfl_soql_datetime_literal(since);
+	soql = g_strdup_printf(
+		"SELECT Id,EventType,Interval,LogDate,CreatedDate,LogFileLength,"
+		"Sequence FROM EventLogFile WHERE EventType='%s' AND "
+		"Interval='%s' AND CreatedDate >= %s ORDER BY CreatedDate, Id "
+		"LIMIT %" G_GINT64_FORMAT,
+		name, self->config->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly", lit,
+		self->config->page_size);
+	job->in_query = TRUE;
+	sfl_sf_rest_query_async(self->rest, soql, FALSE, self->cancellable, sfl_elf_list_cb, job);
+}
+
+static void
+sfl_elf_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	SflElfJob *job = user_data;
+	SflElfType *type = job->type;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *value =
+		sfl_checkpoint_store_load_finish(SFL_CHECKPOINT_STORE(object), result, &error);
+
+	job->in_query = FALSE;
+	if (job->dead) {
+		sfl_elf_job_free(job);
+		return;
+	}
+	if (value == NULL && error != NULL) {
+		sfl_elf_contained_failure(job, error, "reading the checkpoint");
+		sfl_elf_job_done(job);
+		return;
+	}
+	type->loaded = TRUE;
+	if (value != NULL && !sfl_elf_cursor_parse(value, &type->last_created, type->ids)) {
+		g_autofree gchar *lookback = sfl_duration_format(job->self->config->lookback);
+		g_warning("eventlogfile %s: the stored checkpoint %s is not a valid EventLogFile "
+			  "cursor; starting from the lookback (%s) instead",
+			  type->name, type->key, lookback);
+	} else if (value != NULL) {
+		type->current = g_strdup(value);
+	}
+	sfl_elf_job_list(job);
+}
+
+static void
+sfl_elf_job_start(SflElfSource *self, SflElfType *type)
+{
+	SflElfJob *job = g_new0(SflElfJob, 1);
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
+
+	job->self = g_object_ref(self);
+	job->type = type;
+	job->scratch = g_string_new(NULL);
+	for (guint i = 0; i < 2; i++)
+		sfl_elf_row_init(&job->rows[i]);
+	g_ptr_array_add(self->jobs, job);
+	if (!type->loaded && ctx->store != NULL) {
+		job->in_query = TRUE;
+		sfl_checkpoint_store_load_async(ctx->store, type->key, self->cancellable,
+						sfl_elf_load_cb, job);
+		return;
+	}
+	type->loaded = TRUE;
+	sfl_elf_job_list(job);
+}
+
+/* --- cycles --------------------------------------------------------------------------------- */
+
+static gboolean sfl_elf_timer_cb(gpointer user_data);
+
+static void
+sfl_elf_schedule(SflElfSource *self, gint64 delay)
+{
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
+
+	sfl_clear_source(&self->timer);
+	self->timer = sfl_clock_timeout_source_new(ctx->clock, delay);
+	g_source_set_callback(self->timer, sfl_elf_timer_cb, self, NULL);
+	g_source_attach(self->timer, NULL);
+}
+
+static void
+sfl_elf_cycle_end(SflElfSource *self)
+{
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
+	gint64 delay = self->config->poll_interval;
+
+	self->in_cycle = FALSE;
+	self->counters.cycles++;
+	g_debug("eventlogfile: cycle done in %" G_GINT64_FORMAT " ms",
+		(sfl_clock_monotonic_usec(ctx->clock) - self->cycle_started) / 1000);
+	if (delay > 0)
+		delay = (gint64)((gdouble)delay * g_rand_double_range(self->rand, 0.9, 1.1));
+	sfl_elf_schedule(self, delay);
+}
+
+static void
+sfl_elf_cycle_pump(SflElfSource *self)
+{
+	if (sfl_source_is_stopped(SFL_SOURCE(self)))
+		return;
+	while (self->queue->len > 0 && !self->throttled &&
+	       self->jobs->len < (guint)self->config->concurrency) {
+		SflElfType *type = g_ptr_array_steal_index(self->queue, 0);
+		sfl_elf_job_start(self, type);
+		if (sfl_source_is_stopped(SFL_SOURCE(self)))
+			return;
+	}
+	if (self->throttled)
+		g_ptr_array_set_size(self->queue, 0);
+	if (self->queue->len == 0 && self->jobs->len == 0 && self->in_cycle)
+		sfl_elf_cycle_end(self);
+}
+
+static gint
+sfl_elf_strcmp(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const gchar *const *)a, *(const gchar *const *)b);
+}
+
+static void
+sfl_elf_run_types(SflElfSource *self, json_t *discovered)
+{
+	GPtrArray *types = self->config->event_types;
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	gsize i = 0;
+	json_t *rec = NULL;
+
+	for (guint k = 0; k < types->len; k++) {
+		SflElfTypeConfig *tc = g_ptr_array_index(types, k);
+		if (!g_str_equal(tc->name, "*"))
+			g_ptr_array_add(self->queue, sfl_elf_type_get(self, tc->name, tc));
+	}
+	json_array_foreach (discovered, i, rec) {
+		const gchar *name = json_string_value(json_object_get(rec, "EventType"));
+		if (name != NULL && name[0] != '\0')
+			g_ptr_array_add(names, (gpointer)name);
+	}
+	g_ptr_array_sort(names, sfl_elf_strcmp);
+	for (guint k = 0; k < names->len; k++) {
+		const gchar *name = g_ptr_array_index(names, k);
+		gboolean skip =
+			(k > 0 && g_str_equal(name, g_ptr_array_index(names, k - 1))) ||
+			g_strv_contains((const gchar *const *)self->config->exclude, name) ||
+			sfl_overlap_elf_type_owned_elsewhere(self->sources, name);
+		for (guint t = 0; t < types->len && !skip; t++)
+			skip = g_str_equal(((SflElfTypeConfig *)g_ptr_array_index(types, t))->name,
+					   name);
+		if (!skip)
+			g_ptr_array_add(self->queue, sfl_elf_type_get(self, name, NULL));
+	}
+	sfl_elf_cycle_pump(self);
+}
+
+static void
+sfl_elf_discover_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	SflElfSource *self = user_data;
+	g_autoptr(GError) error = NULL;
+	json_t *found = sfl_sf_rest_query_finish(SFL_SF_REST(object), result, &error);
+
+	if (sfl_source_is_stopped(SFL_SOURCE(self))) {
+		if (found != NULL)
+			json_decref(found);
+		g_object_unref(self);
+		return;
+	}
+	if (found == NULL) {
+		SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
+		counters->errors++;
+		if (g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED)) {
+			/* SFL-0042: every call this cycle would be throttled too */
+			counters->throttled++;
+			g_critical("eventlogfile: type discovery throttled by Salesforce "
+				   "(REQUEST_LIMIT_EXCEEDED); skipping this cycle: %s",
+				   error->message);
+			self->in_cycle = TRUE;
+			sfl_elf_cycle_end(self);
+			g_object_unref(self);
+			return;
+		}
+		g_warning("eventlogfile: type discovery failed; using the explicit types: %s",
+			  error->message);
+	}
+	sfl_elf_run_types(self, found);
+	if (found != NULL)
+		json_decref(found);
+	g_object_unref(self);
+}
+
+static gboolean
+sfl_elf_timer_cb(gpointer user_data)
+{
+	SflElfSource *self = user_data;
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
+	gint64 skew = 0;
+
+	g_clear_pointer(&self->timer, g_source_unref);
+	self->in_cycle = TRUE;
+	self->throttled = FALSE;
+	self->cycle_started = sfl_clock_monotonic_usec(ctx->clock);
+	self->cycle_now = sfl_clock_wall_usec(ctx->clock);
+	if (sfl_sf_rest_get_clock_skew(self->rest, &skew) && ABS(skew) > SFL_ELF_SKEW_APPLY) {
+		self->cycle_now += skew;
+		if (ABS(skew) > SFL_ELF_SKEW_WARN && !self->skew_warned) {
+			self->skew_warned = TRUE;
+			g_warning("eventlogfile: Salesforce's clock is %" G_GINT64_FORMAT
+				  " s off ours; using its time for settle and lookback",
+				  skew / G_USEC_PER_SEC);
+		}
+	}
+	if (self->wildcard) {
+		g_autofree gchar *soql = g_strdup_printf(
+			"SELECT EventType FROM EventLogFile WHERE Interval='%s' GROUP BY EventType",
+			self->config->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly");
+		sfl_sf_rest_query_async(self->rest, soql, FALSE, self->cancellable,
+					sfl_elf_discover_cb, g_object_ref(self));
+		return G_SOURCE_REMOVE;
+	}
+	sfl_elf_run_types(self, NULL);
+	return G_SOURCE_REMOVE;
+}
+
+/* --- the seam ------------------------------------------------------------------------------- */
+
+static void
+sfl_elf_source_start(SflSource *source)
+{
+	SflElfSource *self = SFL_ELF_SOURCE(source);
+	sfl_elf_schedule(self, 0);
+}
+
+static void
+sfl_elf_source_stop(SflSource *source)
+{
+	SflElfSource *self = SFL_ELF_SOURCE(source);
+
+	g_cancellable_cancel(self->cancellable);
+	sfl_clear_source(&self->timer);
+	g_ptr_array_set_size(self->queue, 0);
+	while (self->jobs->len > 0) {
+		SflElfJob *job = g_ptr_array_steal_index(self->jobs, self->jobs->len - 1);
+		job->dead = TRUE;
+		sfl_elf_job_close_file(job);
+		/* a job with a call in flight is freed by that call's callback */
+		if (!job->in_query)
+			sfl_elf_job_free(job);
+	}
+}
+
+static void
+sfl_elf_source_finalize(GObject *object)
+{
+	SflElfSource *self = SFL_ELF_SOURCE(object);
+
+	sfl_clear_source(&self->timer);
+	g_clear_object(&self->rest);
+	g_clear_pointer(&self->transforms, sfl_transforms_free);
+	g_clear_pointer(&self->types, g_hash_table_unref);
+	g_clear_object(&self->cancellable);
+	g_clear_pointer(&self->rand, g_rand_free);
+	g_clear_pointer(&self->queue, g_ptr_array_unref);
+	g_clear_pointer(&self->jobs, g_ptr_array_unref);
+	g_strfreev(self->wildcard_metadata);
+	G_OBJECT_CLASS(sfl_elf_source_parent_class)->finalize(object);
+}
+
+static void
+sfl_elf_source_class_init(SflElfSourceClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+	SflSourceClass *source_class = SFL_SOURCE_CLASS(klass);
+
+	object_class->finalize = sfl_elf_source_finalize;
+	source_class->start = sfl_elf_source_start;
+	source_class->stop = sfl_elf_source_stop;
+}
+
+static void
+sfl_elf_source_init(SflElfSource *self)
+{
+	self->types = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, sfl_elf_type_free);
+	self->cancellable = g_cancellable_new();
+	self->rand = g_rand_new();
+	self->queue = g_ptr_array_new();
+	self->jobs = g_ptr_array_new();
+}
+
+/**
+ * sfl_elf_source_new:
+ * @rest: the org's REST client
+ * @config: sources.eventlogfile
+ * @sources: the org's sources section (overlap filtering of discovered types)
+ * @salt: the transform salt, or %NULL
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): the source, or %NULL with @error set
+ */
+SflElfSource *
+sfl_elf_source_new(SflSfRest *rest, const SflEventLogFileConfig *config,
+		   const SflSourcesConfig *sources, const gchar *salt, GError **error)
+{
+	g_autoptr(SflElfSource) self = NULL;
+
+	g_return_val_if_fail(SFL_IS_SF_REST(rest), NULL);
+	g_return_val_if_fail(config != NULL && sources != NULL, NULL);
+
+	self = g_object_new(SFL_TYPE_ELF_SOURCE, "name", "eventlogfile", NULL);
+	self->rest = g_object_ref(rest);
+	self->config = config;
+	self->sources = sources;
+	self->wildcard_sample = 1.0;
+	if (config->transforms != NULL && config->transforms->len > 0) {
+		self->transforms = sfl_transforms_new(config->transforms, salt, error);
+		if (self->transforms == NULL) {
+			g_prefix_error(error, "sources.eventlogfile.transforms: ");
+			return NULL;
+		}
+	}
+	for (guint i = 0; i < config->event_types->len; i++) {
+		SflElfTypeConfig *tc = g_ptr_array_index(config->event_types, i);
+		if (g_str_equal(tc->name, "*")) {
+			self->wildcard = TRUE;
+			self->wildcard_sample = tc->sample;
+			self->wildcard_metadata = g_strdupv(tc->structured_metadata_fields);
+		}
+	}
+	return g_steal_pointer(&self);
+}
+
+/**
+ * sfl_elf_source_get_counters:
+ * @self: the source
+ *
+ * Returns: (transfer none): the source's EventLogFile counters
+ */
+const SflElfCounters *
+sfl_elf_source_get_counters(SflElfSource *self)
+{
+	g_return_val_if_fail(SFL_IS_ELF_SOURCE(self), NULL);
+	return &self->counters;
+}

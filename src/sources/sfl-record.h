@@ -16,6 +16,11 @@ G_BEGIN_DECLS
  * Field names and string values are borrowed (the CSV header, the parser's record, the
  * jansson document) unless set through sfl_record_set_string(), which copies into the
  * record's own arena; sfl_record_reset() empties the record and the arena for the next row.
+ * Borrowed string values must be NUL-terminated at str[len] (CSV fields and jansson strings
+ * are), so sfl_record_lookup_string() can hand them out as C strings.
+ *
+ * Duplicate names (a CSV header naming a column twice) behave like the Python dict the
+ * original built from the row: lookups and the JSON line see the last one only.
  *
  * Rendering follows the original's Python (original-behaviour §0):
  *  - sfl_record_append_json(): json.dumps(payload, sort_keys=True) — keys sorted by code
@@ -56,6 +61,11 @@ void sfl_record_reset(SflRecord *self);
 void sfl_record_add_string(SflRecord *self, const gchar *name, const gchar *value, gsize len);
 /* any jansson value; objects and arrays become SFL_VALUE_JSON */
 void sfl_record_add_json(SflRecord *self, const gchar *name, json_t *value);
+/* typed values without a jansson document (e.g. decoded Avro) */
+void sfl_record_add_int(SflRecord *self, const gchar *name, gint64 value);
+void sfl_record_add_real(SflRecord *self, const gchar *name, gdouble value);
+void sfl_record_add_bool(SflRecord *self, const gchar *name, gboolean value);
+void sfl_record_add_null(SflRecord *self, const gchar *name);
 /* every member of a jansson object, in the object's order */
 void sfl_record_add_json_object(SflRecord *self, json_t *object);
 
@@ -66,8 +76,12 @@ const SflField *sfl_record_lookup(const SflRecord *self, const gchar *name);
 /* the field as text when it is a string, else NULL */
 const gchar *sfl_record_lookup_string(const SflRecord *self, const gchar *name);
 
-/* replaces the value (or appends the field), copying @value into the record's arena */
+/*
+ * replaces the value (or appends the field), copying @value into the record's arena; an
+ * appended field's name is copied too
+ */
 void sfl_record_set_string(SflRecord *self, const gchar *name, const gchar *value, gssize len);
+/* removes every field called @name */
 gboolean sfl_record_remove(SflRecord *self, const gchar *name);
 /* a copy in the record's arena, valid until the next reset */
 const gchar *sfl_record_intern(SflRecord *self, const gchar *text, gssize len);

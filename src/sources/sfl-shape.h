@@ -33,12 +33,15 @@ guint sfl_transforms_get_n_hash_rules(const SflTransforms *self);
  * Runs the rules in order on @record. Returns FALSE when a drop_row rule matched; then
  * *dropped_by (if given) is that rule's metric name (`name` or `<action>-<index>`).
  */
-gboolean sfl_transforms_apply(const SflTransforms *self, SflRecord *record,
-			      const gchar **dropped_by);
+gboolean
+sfl_transforms_apply(const SflTransforms *self, SflRecord *record, const gchar **dropped_by);
 
 /* --- sampling (§10.4) --------------------------------------------------------------------- */
 
-/* SHA-256(key)[0..8] big-endian mod 10000 < rate * 10000; rate >= 1 keeps everything */
+/*
+ * SHA-256(key)[0..8] big-endian mod 10000 < rate * 10000; rate >= 1 keeps everything, rate
+ * <= 0 keeps nothing
+ */
 gboolean sfl_sample_keep(const gchar *key, gsize len, gdouble rate);
 
 /* --- timestamps (§10.2, §0.7) ------------------------------------------------------------- */
@@ -47,7 +50,10 @@ gboolean sfl_sample_keep(const gchar *key, gsize len, gdouble rate);
 gboolean sfl_parse_iso_datetime(const gchar *text, gint64 *unix_usec);
 /* ISO, else the compact YYYYMMDDHHMMSS[.ffffff] form (UTC) */
 gboolean sfl_parse_timestamp_text(const gchar *text, gint64 *unix_usec);
-/* numbers are epoch milliseconds; strings as sfl_parse_timestamp_text() */
+/*
+ * numbers are epoch milliseconds (bools too: Python's isinstance(v, int)); strings as
+ * sfl_parse_timestamp_text(); outside years 1-9999 fails
+ */
 gboolean sfl_parse_timestamp_field(const SflField *field, gint64 *unix_usec);
 /*
  * The fallback rule: no candidate (has_candidate FALSE) → now; a candidate older than one
@@ -89,11 +95,18 @@ gchar *sfl_category_for_elf_type(const gchar *event_type) G_GNUC_WARN_UNUSED_RES
  * Both Pub/Sub and ELF using "*" is refused too (SFL-0007): the runtime filters cannot see
  * each other's discoveries.
  */
-gboolean sfl_overlap_check(const SflSourcesConfig *sources, const gchar *org_name,
-			   GError **error);
-/* runtime filter for wildcard ELF discovery: is @category owned by another enabled source? */
-gboolean sfl_overlap_elf_type_owned_elsewhere(const SflSourcesConfig *sources,
-					      const gchar *event_type);
+gboolean sfl_overlap_check(const SflSourcesConfig *sources, const gchar *org_name, GError **error);
+/*
+ * runtime filter for wildcard ELF discovery: is the type's category owned by an explicit
+ * enabled Pub/Sub topic or an enabled polled object? (independent of allow_overlap)
+ */
+gboolean
+sfl_overlap_elf_type_owned_elsewhere(const SflSourcesConfig *sources, const gchar *event_type);
+/*
+ * runtime filter for wildcard Pub/Sub discovery: is the topic's category owned by an enabled
+ * polled object or an explicit enabled ELF type? (independent of allow_overlap)
+ */
+gboolean sfl_overlap_topic_owned_elsewhere(const SflSourcesConfig *sources, const gchar *topic);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflTransforms, sfl_transforms_free)
 

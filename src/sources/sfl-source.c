@@ -2,7 +2,347 @@
  * Copyright 2026 sf2loki contributors
  * SPDX-License-Identifier: Apache-2.0
  */
+#define G_LOG_DOMAIN "SflSource"
+
 #include "config.h"
 
-/* placeholder: the implementation lands with issue 7 */
-typedef int sfl_placeholder_unit;
+#include "sfl-source.h"
+
+#include "sfl-error.h"
+
+typedef struct {
+	SflSourceWritableFunc func;
+	gpointer user_data;
+} SflSourceWaiter;
+
+typedef struct {
+	gchar *name;
+	SflSourceContext context;
+	gboolean started;
+	gboolean stopped;
+	GArray *waiters; /* SflSourceWaiter, FIFO */
+	SflSourceCounters counters;
+} SflSourcePrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE(SflSource, sfl_source, G_TYPE_OBJECT)
+
+enum {
+	PROP_0,
+	PROP_NAME,
+	N_PROPS,
+};
+
+static GParamSpec *sfl_source_props[N_PROPS];
+
+static void
+sfl_source_set_property(GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(SFL_SOURCE(object));
+
+	switch (prop_id) {
+	case PROP_NAME:
+		g_free(priv->name);
+		priv->name = g_value_dup_string(value);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+sfl_source_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(SFL_SOURCE(object));
+
+	switch (prop_id) {
+	case PROP_NAME:
+		g_value_set_string(value, priv->name);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+sfl_source_finalize(GObject *object)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(SFL_SOURCE(object));
+
+	g_free(priv->name);
+	g_array_unref(priv->waiters);
+	g_clear_object(&priv->context.pipeline);
+	g_clear_object(&priv->context.store);
+	g_clear_pointer(&priv->context.interner, sfl_labels_interner_unref);
+	g_clear_pointer(&priv->context.clock, sfl_clock_unref);
+	g_strfreev((gchar **)priv->context.static_labels);
+	g_free((gchar *)priv->context.key_prefix);
+	g_strfreev((gchar **)priv->context.metadata_fields);
+	G_OBJECT_CLASS(sfl_source_parent_class)->finalize(object);
+}
+
+static void
+sfl_source_class_init(SflSourceClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->set_property = sfl_source_set_property;
+	object_class->get_property = sfl_source_get_property;
+	object_class->finalize = sfl_source_finalize;
+	sfl_source_props[PROP_NAME] = g_param_spec_string(
+		"name", NULL, NULL, NULL,
+		G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+	g_object_class_install_properties(object_class, N_PROPS, sfl_source_props);
+}
+
+static void
+sfl_source_init(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	priv->waiters = g_array_new(FALSE, FALSE, sizeof(SflSourceWaiter));
+}
+
+/**
+ * sfl_source_get_name:
+ * @self: a source
+ *
+ * Returns: the source's name: "eventlogfile", "eventlog_objects", "pubsub", ...
+ */
+const gchar *
+sfl_source_get_name(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	return priv->name;
+}
+
+/**
+ * sfl_source_get_context:
+ * @self: a started source
+ *
+ * Returns: (transfer none): what the source emits into
+ */
+const SflSourceContext *
+sfl_source_get_context(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	return &priv->context;
+}
+
+/**
+ * sfl_source_start:
+ * @self: a source, not started yet
+ * @context: the lane, store and labels to use; copied
+ *
+ * Starts producing. Nothing is offered from inside this call.
+ */
+void
+sfl_source_start(SflSource *self, const SflSourceContext *context)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	g_return_if_fail(SFL_IS_SOURCE(self));
+	g_return_if_fail(!priv->started);
+	g_return_if_fail(context != NULL && context->pipeline != NULL);
+	g_return_if_fail(context->interner != NULL && context->clock != NULL);
+
+	priv->started = TRUE;
+	priv->context.pipeline = g_object_ref(context->pipeline);
+	priv->context.lane = context->lane;
+	priv->context.store = context->store != NULL ? g_object_ref(context->store) : NULL;
+	priv->context.interner = sfl_labels_interner_ref(context->interner);
+	priv->context.clock = sfl_clock_ref(context->clock);
+	priv->context.static_labels =
+		(const gchar *const *)g_strdupv((gchar **)context->static_labels);
+	priv->context.key_prefix = g_strdup(context->key_prefix != NULL ? context->key_prefix : "");
+	priv->context.metadata_fields =
+		(const gchar *const *)g_strdupv((gchar **)context->metadata_fields);
+	SFL_SOURCE_GET_CLASS(self)->start(self);
+}
+
+/**
+ * sfl_source_stop:
+ * @self: a source
+ *
+ * Stops at once: parked callers are forgotten and the subclass cancels its work. Entries not
+ * yet offered are never offered, so their checkpoints are not committed and the next term
+ * reads them again.
+ */
+void
+sfl_source_stop(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	g_return_if_fail(SFL_IS_SOURCE(self));
+	if (priv->stopped)
+		return;
+	priv->stopped = TRUE;
+	g_array_set_size(priv->waiters, 0);
+	if (priv->started)
+		SFL_SOURCE_GET_CLASS(self)->stop(self);
+}
+
+gboolean
+sfl_source_is_stopped(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	return priv->stopped;
+}
+
+/**
+ * sfl_source_offer:
+ * @self: a started source
+ * @entry: (transfer full): the entry
+ *
+ * Returns: %TRUE when the pipeline took @entry; %FALSE when the lane is full (or the source
+ * stopped) and the caller still owns @entry
+ */
+gboolean
+sfl_source_offer(SflSource *self, SflEntry *entry)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	g_return_val_if_fail(SFL_IS_SOURCE(self), FALSE);
+	g_return_val_if_fail(entry != NULL, FALSE);
+	if (priv->stopped)
+		return FALSE;
+	if (!sfl_pipeline_offer(priv->context.pipeline, priv->context.lane, entry))
+		return FALSE;
+	if (entry->checkpoint_only)
+		priv->counters.checkpoint_tokens++;
+	else
+		priv->counters.entries_offered++;
+	/* the pipeline took its own reference */
+	sfl_entry_unref(entry);
+	return TRUE;
+}
+
+/**
+ * sfl_source_wait_writable:
+ * @self: a started source
+ * @func: called once when the lane has room again
+ * @user_data: for @func; also the handle for sfl_source_cancel_wait()
+ */
+void
+sfl_source_wait_writable(SflSource *self, SflSourceWritableFunc func, gpointer user_data)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	SflSourceWaiter waiter = { func, user_data };
+
+	g_return_if_fail(SFL_IS_SOURCE(self));
+	if (priv->stopped)
+		return;
+	g_array_append_val(priv->waiters, waiter);
+}
+
+void
+sfl_source_cancel_wait(SflSource *self, gpointer user_data)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	for (guint i = priv->waiters->len; i > 0; i--) {
+		if (g_array_index(priv->waiters, SflSourceWaiter, i - 1).user_data == user_data)
+			g_array_remove_index(priv->waiters, i - 1);
+	}
+}
+
+/**
+ * sfl_source_notify_writable:
+ * @self: a source
+ *
+ * Wakes the callers parked when this call starts, oldest first. A caller that fills the
+ * lane again parks again and waits for the next notification, after the others.
+ */
+void
+sfl_source_notify_writable(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	g_autoptr(GArray) woken = NULL;
+
+	g_return_if_fail(SFL_IS_SOURCE(self));
+	if (priv->waiters->len == 0 || priv->stopped)
+		return;
+	g_object_ref(self);
+	woken = priv->waiters;
+	priv->waiters = g_array_new(FALSE, FALSE, sizeof(SflSourceWaiter));
+	for (guint i = 0; i < woken->len && !priv->stopped; i++) {
+		SflSourceWaiter *w = &g_array_index(woken, SflSourceWaiter, i);
+		/* the lane filled up again: the rest keep their place, ahead of new waiters */
+		if (sfl_pipeline_is_lane_stopped(priv->context.pipeline, priv->context.lane))
+			break;
+		w->func(w->user_data);
+		if (priv->waiters->len > 0 && i + 1 < woken->len) {
+			/* someone parked again: the lane is full; requeue the rest in front */
+			g_array_prepend_vals(priv->waiters,
+					     &g_array_index(woken, SflSourceWaiter, i + 1),
+					     woken->len - i - 1);
+			break;
+		}
+	}
+	g_object_unref(self);
+}
+
+/**
+ * sfl_source_key:
+ * @self: a started source
+ * @key: a checkpoint key as the single-org original writes it
+ *
+ * Returns: the key as stored: with the org prefix in multi-org mode
+ */
+gchar *
+sfl_source_key(SflSource *self, const gchar *key)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	return g_strconcat(priv->context.key_prefix != NULL ? priv->context.key_prefix : "", key,
+			   NULL);
+}
+
+/**
+ * sfl_source_intern_labels:
+ * @self: a started source
+ * @pairs: the source's labels
+ * @n_pairs: their number
+ *
+ * Returns: (transfer full) (nullable): the interned set with the deployment labels merged
+ * in (they win); %NULL with a warning if a name is not a valid label
+ */
+SflLabels *
+sfl_source_intern_labels(SflSource *self, const SflLabelPair *pairs, guint n_pairs)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	const gchar *const *st = priv->context.static_labels;
+	guint n_static = st != NULL ? g_strv_length((gchar **)st) / 2 : 0;
+	g_autoptr(GArray) merged =
+		g_array_sized_new(FALSE, FALSE, sizeof(SflLabelPair), n_pairs + n_static);
+	g_autoptr(GError) error = NULL;
+	SflLabels *labels = NULL;
+
+	for (guint i = 0; i < n_pairs; i++) {
+		gboolean shadowed = FALSE;
+		for (guint j = 0; j < n_static && !shadowed; j++)
+			shadowed = g_str_equal(pairs[i].name, st[2 * j]);
+		if (!shadowed)
+			g_array_append_val(merged, pairs[i]);
+	}
+	for (guint j = 0; j < n_static; j++) {
+		SflLabelPair p = { st[2 * j], st[2 * j + 1] };
+		g_array_append_val(merged, p);
+	}
+	labels = sfl_labels_intern(priv->context.interner, (const SflLabelPair *)merged->data,
+				   merged->len, &error);
+	if (labels == NULL)
+		g_warning("%s: %s", priv->name, error->message);
+	return labels;
+}
+
+/**
+ * sfl_source_counters:
+ * @self: a source
+ *
+ * Returns: (transfer none): the source's counters, updated in place
+ */
+SflSourceCounters *
+sfl_source_counters(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	return &priv->counters;
+}

@@ -113,3 +113,47 @@ sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
 	}
 	return g_strdup_printf("http://127.0.0.1:%s", line + 5);
 }
+
+/**
+ * sfl_test_sf_sim_start:
+ * @args: (nullable): extra arguments for tests/sim/salesforce_sim.py
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the base URL, which is both the login URL and the
+ *   instance URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	g_autofree gchar *script =
+		g_test_build_filename(G_TEST_DIST, "sim", "salesforce_sim.py", NULL);
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autoptr(GDataInputStream) out = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *line = NULL;
+	GSubprocess *proc;
+
+	g_ptr_array_add(argv, (gpointer) "/usr/bin/python3");
+	g_ptr_array_add(argv, script);
+	for (guint i = 0; args != NULL && args[i] != NULL; i++)
+		g_ptr_array_add(argv, (gpointer)args[i]);
+	g_ptr_array_add(argv, NULL);
+	proc = g_subprocess_newv((const gchar *const *)argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE,
+				 &error);
+	g_assert_no_error(error);
+	*out_proc = proc;
+	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(proc));
+	/* blocks until the simulator listens or exits */
+	line = g_data_input_stream_read_line(out, NULL, NULL, &error);
+	g_assert_no_error(error);
+	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
+		g_subprocess_wait(proc, NULL, NULL);
+		if (g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 77) {
+			g_test_skip("the Salesforce simulator needs python3-jwt and "
+				    "python3-cryptography");
+			return NULL;
+		}
+		g_error("the Salesforce simulator did not start");
+	}
+	return g_strdup_printf("http://127.0.0.1:%s", line + 5);
+}

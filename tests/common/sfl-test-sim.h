@@ -18,6 +18,13 @@ G_BEGIN_DECLS
  */
 gchar *sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc);
 
+/*
+ * Starts `/usr/bin/python3 tests/sim/salesforce_sim.py ARGS...` and returns its base URL, both
+ * login URL and instance URL. NULL when the simulator reported its dependencies missing
+ * (exit 77): the test has been marked skipped.
+ */
+gchar *sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc);
+
 /* a control call to a simulator at @base (e.g. http://127.0.0.1:PORT); the parsed answer */
 json_t *sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method,
 			     const gchar *path, const gchar *json);

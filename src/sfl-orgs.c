@@ -1,0 +1,428 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflOrgs"
+
+#include "config.h"
+
+#include "sfl-orgs.h"
+
+#include "sfl-elf-source.h"
+#include "sfl-error.h"
+#include "sfl-objects-source.h"
+#include "sfl-sf-auth.h"
+#include "sfl-sf-rest.h"
+#include "sfl-shape.h"
+
+typedef struct {
+	gchar *name; /* "" in single-org mode */
+	const SflSalesforceConfig *sf;
+	const SflSourcesConfig *sources;
+	SflSfAuth *auth;
+	SflSfRest *rest;
+	gchar *org_id;
+	gboolean failed; /* the start-up probe failed: degraded */
+} SflOrg;
+
+struct _SflOrgs {
+	const SflConfig *config;
+	SflClock *clock;
+	GPtrArray *orgs;    /* SflOrg */
+	GPtrArray *running; /* SflSource of the current term */
+	SflLabelsInterner *interner;
+	/* the probe */
+	GTask *probe;
+	guint probing;
+	GError *first_failure;
+};
+
+static void
+sfl_org_free(gpointer data)
+{
+	SflOrg *org = data;
+	g_free(org->name);
+	g_clear_object(&org->rest);
+	g_clear_object(&org->auth);
+	g_free(org->org_id);
+	g_free(org);
+}
+
+void
+sfl_orgs_free(SflOrgs *self)
+{
+	if (self == NULL)
+		return;
+	sfl_orgs_stop_sources(self);
+	g_ptr_array_unref(self->running);
+	g_ptr_array_unref(self->orgs);
+	sfl_labels_interner_unref(self->interner);
+	sfl_clock_unref(self->clock);
+	g_free(self);
+}
+
+static const gchar *
+sfl_orgs_salt(const SflSourcesConfig *sources)
+{
+	return sources->transform_salt != NULL ? sources->transform_salt : "";
+}
+
+/* one org's sources, checked without building anything that talks to the network */
+static gboolean
+sfl_orgs_check_sources(const SflSourcesConfig *sources, const gchar *org_name, GError **error)
+{
+	const SflEventLogFileConfig *elf = &sources->eventlogfile;
+	GPtrArray *lists[] = { sources->eventlogfile.transforms,
+			       sources->eventlog_objects.transforms };
+	const gchar *names[] = { "eventlogfile", "eventlog_objects" };
+
+	if (!sfl_overlap_check(sources, org_name, error))
+		return FALSE;
+	for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+		g_autoptr(SflTransforms) t = NULL;
+		if (lists[i] == NULL || lists[i]->len == 0)
+			continue;
+		t = sfl_transforms_new(lists[i], sfl_orgs_salt(sources), error);
+		if (t == NULL) {
+			g_prefix_error(error, "sources.%s.transforms: ", names[i]);
+			return FALSE;
+		}
+		if (sfl_transforms_get_n_hash_rules(t) > 0 && sources->transform_salt == NULL)
+			g_warning("sources.%s.transforms: %u hash rule(s) without "
+				  "sources.transform_salt; unsalted hashes of short values can be "
+				  "reversed by lookup",
+				  names[i], sfl_transforms_get_n_hash_rules(t));
+	}
+	if (elf->enabled && elf->event_types->len == 0) {
+		g_set_error(
+			error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+			"sources.eventlogfile.event_types: must not be empty when the source is "
+			"enabled");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * sfl_orgs_check_config:
+ * @config: a loaded configuration
+ * @error: return location for an error
+ *
+ * Returns: %TRUE when every org's sources pass the checks config loading cannot do alone
+ */
+gboolean
+sfl_orgs_check_config(const SflConfig *config, GError **error)
+{
+	const SflConfigData *d = &config->data;
+
+	if (d->orgs->len == 0)
+		return sfl_orgs_check_sources(&d->sources, NULL, error);
+	for (guint i = 0; i < d->orgs->len; i++) {
+		SflOrgConfig *oc = g_ptr_array_index(d->orgs, i);
+		if (!sfl_orgs_check_sources(&oc->sources, oc->name, error)) {
+			g_prefix_error(error, "orgs[%u] (%s): ", i, oc->name);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+static gboolean
+sfl_orgs_has_sources(SflOrg *org)
+{
+	const SflSourcesConfig *s = org->sources;
+	return s->eventlogfile.enabled ||
+	       (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0);
+}
+
+static SflOrg *
+sfl_orgs_add(SflOrgs *self, SflCurlLoop *loop, const gchar *name, const SflSalesforceConfig *sf,
+	     const SflSourcesConfig *sources, GError **error)
+{
+	SflOrg *org = g_new0(SflOrg, 1);
+
+	org->name = g_strdup(name);
+	org->sf = sf;
+	org->sources = sources;
+	g_ptr_array_add(self->orgs, org);
+	/* an org without sources needs no token, so its key is not even read */
+	if (!sfl_orgs_has_sources(org))
+		return org;
+	org->auth = sfl_sf_auth_new(loop, sf, self->clock, error);
+	if (org->auth == NULL)
+		return NULL;
+	org->rest = sfl_sf_rest_new(loop, org->auth, sf->api_version);
+	return org;
+}
+
+/**
+ * sfl_orgs_new:
+ * @config: the configuration; must outlive the result
+ * @loop: the shared curl loop
+ * @clock: the clock
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): the orgs, or %NULL with @error set
+ */
+SflOrgs *
+sfl_orgs_new(const SflConfig *config, SflCurlLoop *loop, SflClock *clock, GError **error)
+{
+	g_autoptr(SflOrgs) self = g_new0(SflOrgs, 1);
+	const SflConfigData *d = &config->data;
+
+	self->config = config;
+	self->clock = sfl_clock_ref(clock);
+	self->orgs = g_ptr_array_new_with_free_func(sfl_org_free);
+	self->running = g_ptr_array_new_with_free_func(g_object_unref);
+	self->interner = sfl_labels_interner_new();
+	if (!sfl_orgs_check_config(config, error))
+		return NULL;
+	if (d->orgs->len == 0) {
+		if (sfl_orgs_add(self, loop, "", d->salesforce, &d->sources, error) == NULL)
+			return NULL;
+		return g_steal_pointer(&self);
+	}
+	for (guint i = 0; i < d->orgs->len; i++) {
+		SflOrgConfig *oc = g_ptr_array_index(d->orgs, i);
+		if (sfl_orgs_add(self, loop, oc->name, &oc->salesforce, &oc->sources, error) ==
+		    NULL) {
+			g_prefix_error(error, "orgs[%u] (%s): ", i, oc->name);
+			return NULL;
+		}
+	}
+	return g_steal_pointer(&self);
+}
+
+/* --- the start-up probe --------------------------------------------------------------------- */
+
+typedef struct {
+	SflOrgs *self;
+	SflOrg *org;
+} SflProbe;
+
+static void
+sfl_orgs_probe_one_done(SflOrgs *self, SflOrg *org, GError *error)
+{
+	if (error != NULL) {
+		org->failed = TRUE;
+		if (org->name[0] != '\0')
+			g_critical("org %s: Salesforce authentication failed: %s", org->name,
+				   error->message);
+		if (self->first_failure == NULL)
+			self->first_failure = g_error_copy(error);
+	} else {
+		g_message("%s%s%sauthenticated to Salesforce (org id %s)",
+			  org->name[0] != '\0' ? "org " : "", org->name,
+			  org->name[0] != '\0' ? ": " : "", org->org_id);
+	}
+	self->probing--;
+	if (self->probing > 0)
+		return;
+	{
+		g_autoptr(GTask) task = g_steal_pointer(&self->probe);
+		gboolean all_failed = TRUE;
+		for (guint i = 0; i < self->orgs->len; i++) {
+			SflOrg *o = g_ptr_array_index(self->orgs, i);
+			if (sfl_orgs_has_sources(o))
+				all_failed &= o->failed;
+		}
+		if (all_failed && self->first_failure != NULL)
+			g_task_return_error(task, g_steal_pointer(&self->first_failure));
+		else
+			g_task_return_boolean(task, TRUE);
+		g_clear_error(&self->first_failure);
+	}
+}
+
+static void
+sfl_orgs_org_id_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	g_autofree SflProbe *probe = user_data;
+	GError *error = NULL;
+
+	probe->org->org_id = sfl_sf_auth_get_org_id_finish(SFL_SF_AUTH(object), result, &error);
+	sfl_orgs_probe_one_done(probe->self, probe->org, error);
+	g_clear_error(&error);
+}
+
+static void
+sfl_orgs_token_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	SflProbe *probe = user_data;
+	GError *error = NULL;
+	g_autoptr(SflSfToken) token =
+		sfl_sf_auth_get_token_finish(SFL_SF_AUTH(object), result, &error);
+
+	if (token == NULL) {
+		sfl_orgs_probe_one_done(probe->self, probe->org, error);
+		g_clear_error(&error);
+		g_free(probe);
+		return;
+	}
+	sfl_sf_auth_get_org_id_async(probe->org->auth, g_task_get_cancellable(probe->self->probe),
+				     sfl_orgs_org_id_cb, probe);
+}
+
+void
+sfl_orgs_probe_async(SflOrgs *self, GCancellable *cancellable, GAsyncReadyCallback callback,
+		     gpointer user_data)
+{
+	g_return_if_fail(self->probe == NULL);
+	self->probe = g_task_new(NULL, cancellable, callback, user_data);
+	g_task_set_source_tag(self->probe, sfl_orgs_probe_async);
+	self->probing = 0;
+	for (guint i = 0; i < self->orgs->len; i++)
+		self->probing += sfl_orgs_has_sources(g_ptr_array_index(self->orgs, i));
+	if (self->probing == 0) {
+		/* nothing would use a token: a pipeline-only deployment, or everything disabled */
+		g_warning("no source is enabled; sf2loki will only hold leadership");
+		g_task_return_boolean(g_steal_pointer(&self->probe), TRUE);
+		return;
+	}
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflProbe *probe = NULL;
+		if (!sfl_orgs_has_sources(g_ptr_array_index(self->orgs, i)))
+			continue;
+		probe = g_new0(SflProbe, 1);
+		probe->self = self;
+		probe->org = g_ptr_array_index(self->orgs, i);
+		sfl_sf_auth_get_token_async(probe->org->auth, cancellable, sfl_orgs_token_cb,
+					    probe);
+	}
+}
+
+gboolean
+sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **error)
+{
+	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+/* --- sources per term ----------------------------------------------------------------------- */
+
+/* deployment labels (original §6.2 step 4, §6.6): operator labels win over ours */
+static GStrv
+sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
+{
+	const SflConfigData *d = &self->config->data;
+	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
+	g_autoptr(GHashTable) set = g_hash_table_new(g_str_hash, g_str_equal);
+	const gchar *env = sfl_config_enum_name("salesforce.environment", org->sf->environment);
+	const gchar *ours[] = { "job",		"sf2loki",
+				"service_name", "sf2loki",
+				"environment",	env,
+				"sf_org_id",	org->org_id,
+				"org",		org->name[0] != '\0' ? org->name : NULL };
+
+	for (guint i = 0; d->sink.loki.labels != NULL && i < d->sink.loki.labels->len; i++) {
+		SflConfigPair *p = g_ptr_array_index(d->sink.loki.labels, i);
+		g_strv_builder_add(b, p->key);
+		g_strv_builder_add(b, p->value);
+		g_hash_table_add(set, p->key);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(ours); i += 2) {
+		if (ours[i + 1] == NULL || ours[i + 1][0] == '\0' ||
+		    g_hash_table_contains(set, ours[i]))
+			continue;
+		g_strv_builder_add(b, ours[i]);
+		g_strv_builder_add(b, ours[i + 1]);
+	}
+	return g_strv_builder_end(b);
+}
+
+static void
+sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *pipeline,
+		   SflCheckpointStore *store)
+{
+	const SflConfigData *d = &self->config->data;
+	g_auto(GStrv) labels = sfl_orgs_static_labels(self, org);
+	g_autofree gchar *prefix =
+		org->name[0] != '\0' ? g_strdup_printf("org=%s:", org->name) : g_strdup("");
+	SflSourceContext ctx = {
+		.pipeline = pipeline,
+		.lane = SFL_LANE_BULK,
+		.store = store,
+		.interner = self->interner,
+		.clock = self->clock,
+		.static_labels = (const gchar *const *)labels,
+		.key_prefix = prefix,
+		.metadata_fields = (const gchar *const *)d->sink.loki.structured_metadata_fields,
+	};
+
+	g_ptr_array_add(self->running, source);
+	sfl_source_start(source, &ctx);
+}
+
+void
+sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store)
+{
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		const SflSourcesConfig *s = org->sources;
+		const gchar *salt = sfl_orgs_salt(s);
+		g_autoptr(GError) error = NULL;
+
+		if (org->rest == NULL)
+			continue;
+		if (s->eventlogfile.enabled) {
+			SflElfSource *elf =
+				sfl_elf_source_new(org->rest, &s->eventlogfile, s, salt, &error);
+			/* checked at start-up already */
+			if (elf == NULL)
+				g_critical("eventlogfile: %s", error->message);
+			else
+				sfl_orgs_start_one(self, SFL_SOURCE(elf), org, pipeline, store);
+		}
+		g_clear_error(&error);
+		if (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0) {
+			SflObjectsSource *objs = sfl_objects_source_new(
+				org->rest, &s->eventlog_objects, salt, &error);
+			if (objs == NULL)
+				g_critical("eventlog_objects: %s", error->message);
+			else
+				sfl_orgs_start_one(self, SFL_SOURCE(objs), org, pipeline, store);
+		}
+	}
+}
+
+void
+sfl_orgs_notify_writable(SflOrgs *self, SflLane lane)
+{
+	g_autoptr(GPtrArray) snapshot = g_ptr_array_copy(self->running, NULL, NULL);
+
+	for (guint i = 0; i < snapshot->len; i++) {
+		SflSource *source = g_ptr_array_index(snapshot, i);
+		if (sfl_source_get_context(source)->lane == lane)
+			sfl_source_notify_writable(source);
+	}
+}
+
+void
+sfl_orgs_stop_sources(SflOrgs *self)
+{
+	for (guint i = 0; i < self->running->len; i++)
+		sfl_source_stop(g_ptr_array_index(self->running, i));
+	g_ptr_array_set_size(self->running, 0);
+}
+
+guint
+sfl_orgs_get_n_sources(SflOrgs *self)
+{
+	return self->running->len;
+}
+
+void
+sfl_orgs_get_totals(SflOrgs *self, SflSourceCounters *totals)
+{
+	memset(totals, 0, sizeof(*totals));
+	for (guint i = 0; i < self->running->len; i++) {
+		SflSourceCounters *c = sfl_source_counters(g_ptr_array_index(self->running, i));
+		totals->rows_read += c->rows_read;
+		totals->entries_offered += c->entries_offered;
+		totals->checkpoint_tokens += c->checkpoint_tokens;
+		totals->rows_filtered += c->rows_filtered;
+		totals->rows_sampled_out += c->rows_sampled_out;
+		totals->timestamp_fallbacks += c->timestamp_fallbacks;
+		totals->errors += c->errors;
+		totals->throttled += c->throttled;
+	}
+}

@@ -1,0 +1,58 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sfl-clock.h"
+#include "sfl-config.h"
+#include "sfl-curl-loop.h"
+#include "sfl-pipeline.h"
+#include "sfl-source.h"
+
+G_BEGIN_DECLS
+
+/*
+ * SflOrgs: the Salesforce side of a run (original-behaviour §6.1-6.2, §6.6). One token
+ * provider and REST client per org live for the whole process; the sources are built anew
+ * for every leadership term, so their cursors are always read from the store the term won.
+ *
+ * Single-org mode is one org without a name: no `org` label and unprefixed checkpoint keys.
+ * Multi-org mode prefixes keys with `org=<name>:` and labels entries with the org.
+ */
+
+typedef struct _SflOrgs SflOrgs;
+
+/* builds (no network): keys, transforms and the overlap guard are checked here */
+SflOrgs *sfl_orgs_new(const SflConfig *config, SflCurlLoop *loop, SflClock *clock,
+		      GError **error) G_GNUC_WARN_UNUSED_RESULT;
+void sfl_orgs_free(SflOrgs *self);
+
+/* offline validation shared with `sf2loki check`: overlap guard and transform rules */
+gboolean sfl_orgs_check_config(const SflConfig *config, GError **error);
+
+/*
+ * The start-up probe: mints each org's token and resolves its org id. Single-org: any
+ * failure fails the run (exit 1 before READY). Multi-org: a failing org is logged and runs
+ * degraded; only all orgs failing fails the run.
+ */
+void sfl_orgs_probe_async(SflOrgs *self, GCancellable *cancellable, GAsyncReadyCallback callback,
+			  gpointer user_data);
+gboolean sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **error);
+
+/* builds and starts every enabled source of every org on @pipeline */
+void sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store);
+/* the pipeline reports @lane writable */
+void sfl_orgs_notify_writable(SflOrgs *self, SflLane lane);
+/* stops and drops the term's sources */
+void sfl_orgs_stop_sources(SflOrgs *self);
+guint sfl_orgs_get_n_sources(SflOrgs *self);
+
+/* totals over the running sources, for the progress line */
+void sfl_orgs_get_totals(SflOrgs *self, SflSourceCounters *totals);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflOrgs, sfl_orgs_free)
+
+G_END_DECLS

@@ -1,0 +1,98 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "sfl-checkpoint-store.h"
+#include "sfl-clock.h"
+#include "sfl-entry.h"
+#include "sfl-pipeline.h"
+
+G_BEGIN_DECLS
+
+/*
+ * SflSource: the seam every source implements (architecture §4).
+ *
+ * A source lives for one leadership term: it is built when the term starts, resumes from
+ * the checkpoint store, emits entries into its lane and is stopped when the term ends. Its
+ * in-memory cursors therefore never outlive the leadership that produced them.
+ *
+ * Backpressure: sfl_source_offer() hands an entry to the pipeline. When the lane is full the
+ * entry is refused (the caller keeps it) and the caller parks itself with
+ * sfl_source_wait_writable(); its callback runs once the lane has room again, and the caller
+ * offers the same entry again. Parked callers are woken in the order they parked. A curl
+ * transfer stays paused, a poll stays unscheduled, until then: nothing is dropped.
+ *
+ * Labels: sfl_source_intern_labels() merges the deployment labels (job, service_name,
+ * environment, sf_org_id, sink.loki.labels; they win on collisions, original §1.6) into the
+ * source's own and interns the set. Checkpoint keys go through sfl_source_key(), which adds
+ * the org prefix in multi-org mode (original §6.6).
+ *
+ * Threading: the main thread.
+ */
+
+typedef struct {
+	SflPipeline *pipeline;
+	SflLane lane;
+	SflCheckpointStore *store;
+	SflLabelsInterner *interner;
+	SflClock *clock;
+	/* deployment labels: name/value pairs, NULL-terminated flat array (name, value, ...) */
+	const gchar *const *static_labels;
+	/* "org=<name>:" in multi-org mode, else "" */
+	const gchar *key_prefix;
+	/* sink.loki.structured_metadata_fields */
+	const gchar *const *metadata_fields;
+} SflSourceContext;
+
+typedef void (*SflSourceWritableFunc)(gpointer user_data);
+
+#define SFL_TYPE_SOURCE (sfl_source_get_type())
+G_DECLARE_DERIVABLE_TYPE(SflSource, sfl_source, SFL, SOURCE, GObject)
+
+struct _SflSourceClass {
+	GObjectClass parent_class;
+
+	/* begin producing */
+	void (*start)(SflSource *self);
+	/* stop producing at once: cancel transfers and timers; nothing is offered afterwards */
+	void (*stop)(SflSource *self);
+};
+
+const gchar *sfl_source_get_name(SflSource *self);
+const SflSourceContext *sfl_source_get_context(SflSource *self);
+
+void sfl_source_start(SflSource *self, const SflSourceContext *context);
+void sfl_source_stop(SflSource *self);
+gboolean sfl_source_is_stopped(SflSource *self);
+
+/* TRUE: the pipeline took @entry (its reference is consumed); FALSE: the lane is full and
+ * the caller still owns @entry */
+gboolean sfl_source_offer(SflSource *self, SflEntry *entry);
+void sfl_source_wait_writable(SflSource *self, SflSourceWritableFunc func, gpointer user_data);
+void sfl_source_cancel_wait(SflSource *self, gpointer user_data);
+/* the run calls this when the pipeline reports the lane writable */
+void sfl_source_notify_writable(SflSource *self);
+
+gchar *sfl_source_key(SflSource *self, const gchar *key) G_GNUC_WARN_UNUSED_RESULT;
+SflLabels *sfl_source_intern_labels(SflSource *self, const SflLabelPair *pairs,
+				    guint n_pairs) G_GNUC_WARN_UNUSED_RESULT;
+
+/* counters every source keeps, for progress lines and metrics */
+typedef struct {
+	guint64 rows_read;	   /* records read from Salesforce */
+	guint64 entries_offered;   /* real entries handed to the pipeline */
+	guint64 checkpoint_tokens; /* checkpoint-only entries */
+	guint64 rows_filtered;	   /* drop_row */
+	guint64 rows_sampled_out;
+	guint64 timestamp_fallbacks;
+	guint64 errors; /* contained failures (cycle, type or object) */
+	guint64 throttled;
+} SflSourceCounters;
+
+SflSourceCounters *sfl_source_counters(SflSource *self);
+
+G_END_DECLS
