@@ -78,6 +78,12 @@ sfl_orgs_check_sources(const SflSourcesConfig *sources, const gchar *org_name, G
 
 	if (!sfl_overlap_check(sources, org_name, error))
 		return FALSE;
+	if (sources->pubsub.enabled && sources->pubsub.topics != NULL &&
+	    sources->pubsub.topics[0] != NULL)
+		g_warning("%s%ssources.pubsub: the Pub/Sub source is not part of this build yet; "
+			  "its topics are not ingested, and EventLogFile discovery still leaves "
+			  "their categories to it",
+			  org_name != NULL ? org_name : "", org_name != NULL ? ": " : "");
 	for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
 		g_autoptr(SflTransforms) t = NULL;
 		if (lists[i] == NULL || lists[i]->len == 0)
@@ -384,10 +390,17 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 	}
 }
 
+static gpointer
+sfl_orgs_ref_source(gconstpointer source, gpointer user_data)
+{
+	return g_object_ref((gpointer)source);
+}
+
 void
 sfl_orgs_notify_writable(SflOrgs *self, SflLane lane)
 {
-	g_autoptr(GPtrArray) snapshot = g_ptr_array_copy(self->running, NULL, NULL);
+	/* the copy keeps the running array's free function: it must hold its own references */
+	g_autoptr(GPtrArray) snapshot = g_ptr_array_copy(self->running, sfl_orgs_ref_source, NULL);
 
 	for (guint i = 0; i < snapshot->len; i++) {
 		SflSource *source = g_ptr_array_index(snapshot, i);

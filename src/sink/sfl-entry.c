@@ -110,12 +110,33 @@ sfl_labels_pair_cmp(gconstpointer a, gconstpointer b)
 }
 
 /* returns @s, or a repaired copy parked in @scratch when it is not valid, NUL-free UTF-8 */
+/* plain ASCII without NUL, 8 bytes at a time: every line a source renders as JSON */
+static gboolean
+sfl_entry_is_plain_ascii(const gchar *s, gsize len)
+{
+	const guint64 high = G_GUINT64_CONSTANT(0x8080808080808080);
+	const guint64 ones = G_GUINT64_CONSTANT(0x0101010101010101);
+	gsize i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		guint64 w;
+		memcpy(&w, s + i, 8);
+		if ((w & high) != 0 || ((w - ones) & ~w & high) != 0)
+			return FALSE;
+	}
+	for (; i < len; i++) {
+		if ((guchar)s[i] >= 0x80 || s[i] == '\0')
+			return FALSE;
+	}
+	return TRUE;
+}
+
 static const gchar *
 sfl_entry_valid_utf8(const gchar *s, gsize len, gsize *out_len, GPtrArray **scratch)
 {
 	gchar *fixed;
 
-	if (g_utf8_validate_len(s, len, NULL)) {
+	if (sfl_entry_is_plain_ascii(s, len) || g_utf8_validate_len(s, len, NULL)) {
 		*out_len = len;
 		return s;
 	}

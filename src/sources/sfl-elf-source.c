@@ -137,6 +137,8 @@ static void
 sfl_elf_id_free(gpointer data)
 {
 	SflElfId *id = data;
+	if (id == NULL)
+		return;
 	g_free(id->id);
 	g_free(id->created);
 	g_free(id);
@@ -842,9 +844,12 @@ sfl_elf_job_done(SflElfJob *job)
 {
 	SflElfSource *self = job->self;
 
+	/* the job may hold the last reference */
+	g_object_ref(self);
 	g_ptr_array_remove(self->jobs, job);
 	sfl_elf_job_free(job);
 	sfl_elf_cycle_pump(self);
+	g_object_unref(self);
 }
 
 static void

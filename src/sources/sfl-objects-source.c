@@ -27,8 +27,12 @@
 
 #define SFL_OBJ_PAGE   200
 #define SFL_OBJ_WINDOW 500
-/* ids in one big-object `Id NOT IN (...)`: about 9 KiB of URL, well under Salesforce's limit */
-#define SFL_OBJ_TIE_IDS 300
+/*
+ * Ids one big-object `Id NOT IN (...)` may list: 400 quoted ids are about 12 KiB of URL, under
+ * Salesforce's 16 KiB request-URI limit (SFL-0011). A tie group of up to 400 + one page
+ * (600 records) is read whole.
+ */
+#define SFL_OBJ_TIE_IDS 400
 
 typedef struct {
 	const SflEventLogObjectConfig *cfg;
@@ -593,6 +597,8 @@ sfl_objects_drain_finish(SflObjectsSource *self)
 	self->page_full = FALSE;
 	self->page = sfl_objects_prepare(self, obj, records, &n_new);
 	json_decref(records);
+	if (n_new > 0)
+		g_clear_pointer(&obj->stalled_at, g_free);
 	self->page_idx = 0;
 	sfl_objects_emit(self);
 }
@@ -647,12 +653,21 @@ sfl_objects_drain_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 			g_ptr_array_add(self->tie_ids, g_strdup(id));
 	}
 	/* the memory cap evicts the newest: a later poll finds them once the watermark moved */
-	while (obj->cfg->max_catchup_records > 0 &&
-	       json_array_size(self->collected) > (gsize)obj->cfg->max_catchup_records) {
-		const gchar *id = sfl_objects_record_id(json_array_get(self->collected, 0));
-		if (id != NULL)
-			g_hash_table_remove(self->collected_ids, id);
-		json_array_remove(self->collected, 0);
+	if (obj->cfg->max_catchup_records > 0 &&
+	    json_array_size(self->collected) > (gsize)obj->cfg->max_catchup_records) {
+		gsize excess = json_array_size(self->collected) -
+			       (gsize)obj->cfg->max_catchup_records;
+		json_t *kept = json_array();
+		for (gsize k = 0; k < json_array_size(self->collected); k++) {
+			json_t *r = json_array_get(self->collected, k);
+			const gchar *id = sfl_objects_record_id(r);
+			if (k >= excess)
+				json_array_append(kept, r);
+			else if (id != NULL)
+				g_hash_table_remove(self->collected_ids, id);
+		}
+		json_decref(self->collected);
+		self->collected = kept;
 	}
 	if (self->tie_ts != NULL) {
 		if (!full) {
@@ -669,10 +684,10 @@ sfl_objects_drain_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 		} else if (self->tie_ids->len > SFL_OBJ_TIE_IDS) {
 			/* SFL-0011: a longer NOT IN would pass Salesforce's URI limit; move on */
 			self->counters.tie_overflows++;
-			g_critical(
-				"eventlog_objects %s: more than %d records share %s %s; the rest "
-				"of them cannot be listed and are skipped",
-				obj->cfg->name, SFL_OBJ_TIE_IDS, ts, self->tie_ts);
+			g_critical("eventlog_objects %s: %u or more records share %s %s; listing "
+				   "more would pass Salesforce's URL limit, so the rest of that "
+				   "instant is skipped",
+				   obj->cfg->name, self->tie_ids->len, ts, self->tie_ts);
 			g_free(self->upper);
 			self->upper = sfl_soql_datetime_literal(self->tie_ts);
 			self->upper_exclusive = TRUE;

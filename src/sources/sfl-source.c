@@ -256,27 +256,22 @@ void
 sfl_source_notify_writable(SflSource *self)
 {
 	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
-	g_autoptr(GArray) woken = NULL;
+	guint n = 0;
 
 	g_return_if_fail(SFL_IS_SOURCE(self));
-	if (priv->waiters->len == 0 || priv->stopped)
-		return;
 	g_object_ref(self);
-	woken = priv->waiters;
-	priv->waiters = g_array_new(FALSE, FALSE, sizeof(SflSourceWaiter));
-	for (guint i = 0; i < woken->len && !priv->stopped; i++) {
-		SflSourceWaiter *w = &g_array_index(woken, SflSourceWaiter, i);
-		/* the lane filled up again: the rest keep their place, ahead of new waiters */
-		if (sfl_pipeline_is_lane_stopped(priv->context.pipeline, priv->context.lane))
+	/* one at a time from the live list, so a waiter cancelled by an earlier one is skipped */
+	n = priv->waiters->len;
+	while (n-- > 0 && priv->waiters->len > 0 && !priv->stopped &&
+	       !sfl_pipeline_is_lane_stopped(priv->context.pipeline, priv->context.lane)) {
+		SflSourceWaiter w = g_array_index(priv->waiters, SflSourceWaiter, 0);
+		guint before = priv->waiters->len - 1;
+
+		g_array_remove_index(priv->waiters, 0);
+		w.func(w.user_data);
+		/* it parked again: the lane is full; the rest keep their place in front of it */
+		if (priv->waiters->len > before)
 			break;
-		w->func(w->user_data);
-		if (priv->waiters->len > 0 && i + 1 < woken->len) {
-			/* someone parked again: the lane is full; requeue the rest in front */
-			g_array_prepend_vals(priv->waiters,
-					     &g_array_index(woken, SflSourceWaiter, i + 1),
-					     woken->len - i - 1);
-			break;
-		}
 	}
 	g_object_unref(self);
 }

@@ -12,6 +12,30 @@
 
 #include "sfl-http.h"
 
+#ifdef __linux__
+#include <signal.h>
+#include <sys/prctl.h>
+#endif
+
+/* a simulator must not outlive a test that aborted: meson would wait on its pipes */
+static void
+sfl_test_sim_child_setup(gpointer user_data)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+}
+
+static GSubprocess *
+sfl_test_sim_spawn(const gchar *const *argv, GError **error)
+{
+	g_autoptr(GSubprocessLauncher) launcher =
+		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+
+	g_subprocess_launcher_set_child_setup(launcher, sfl_test_sim_child_setup, NULL, NULL);
+	return g_subprocess_launcher_spawnv(launcher, argv, error);
+}
+
 #define SFL_TEST_SIM_DEADLINE_SEC 30
 
 static void
@@ -55,8 +79,9 @@ sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method, 
 	const gchar *data;
 	json_t *doc;
 
-	sfl_http_request_async(loop, method, url, headers, body, 10000, NULL, sfl_test_sim_done_cb,
-			       &result);
+	/* /control/received of a large test is tens of MB */
+	sfl_http_request_bounded_async(loop, method, url, headers, body, 60000, 256 * 1024 * 1024,
+				       NULL, sfl_test_sim_done_cb, &result);
 	g_source_set_callback(deadline, sfl_test_sim_expired_cb, &expired, NULL);
 	g_source_attach(deadline, NULL);
 	while (result == NULL && !expired)
@@ -94,8 +119,7 @@ sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
 	for (guint i = 0; args != NULL && args[i] != NULL; i++)
 		g_ptr_array_add(argv, (gpointer)args[i]);
 	g_ptr_array_add(argv, NULL);
-	proc = g_subprocess_newv((const gchar *const *)argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE,
-				 &error);
+	proc = sfl_test_sim_spawn((const gchar *const *)argv->pdata, &error);
 	g_assert_no_error(error);
 	*out_proc = proc;
 	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(proc));
@@ -138,8 +162,7 @@ sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc)
 	for (guint i = 0; args != NULL && args[i] != NULL; i++)
 		g_ptr_array_add(argv, (gpointer)args[i]);
 	g_ptr_array_add(argv, NULL);
-	proc = g_subprocess_newv((const gchar *const *)argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE,
-				 &error);
+	proc = sfl_test_sim_spawn((const gchar *const *)argv->pdata, &error);
 	g_assert_no_error(error);
 	*out_proc = proc;
 	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(proc));

@@ -18,6 +18,8 @@ POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next
                          {"max_body": BYTES}: 413 when the body is larger
                          {"reset": N}: the next N pushes get the connection closed, no response
                          {"hang": N}: the next N pushes get no answer until /control/clear
+GET  /control/summary?field=F   {"entries", "distinct" (values of JSON line field F, default
+                          REQUEST_ID), "unparsed", "by_labels", "by_prefix"}
 GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth, entries}],
                           "streams": [{labels, labels_raw?, entries: [{ts, line, metadata?}]}]}
 POST /control/clear      forgets everything received and every fault
@@ -33,6 +35,7 @@ import socket
 import sys
 import tempfile
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import loki_decode
@@ -85,6 +88,35 @@ def decode_json(data):
     return loki_decode.decode_json(data)["streams"]
 
 
+def summarize(streams, field):
+    """Entry counts, per label set, and distinct values of one JSON line field.
+
+    A value "<prefix>-<n>" is also counted per prefix (the simulator's REQUEST_IDs are
+    "<LogFile Id>-<row>", so a test can check every row of every file arrived)."""
+    total = 0
+    by_labels = {}
+    values = set()
+    unparsed = 0
+    for s in streams:
+        key = s.get("labels_raw") or json.dumps(s["labels"], sort_keys=True)
+        by_labels[key] = by_labels.get(key, 0) + len(s["entries"])
+        for e in s["entries"]:
+            total += 1
+            try:
+                v = json.loads(e["line"]).get(field)
+            except (ValueError, AttributeError):
+                unparsed += 1
+                continue
+            if v is not None:
+                values.add(str(v))
+    by_prefix = {}
+    for v in values:
+        prefix = v.rsplit("-", 1)[0]
+        by_prefix[prefix] = by_prefix.get(prefix, 0) + 1
+    return {"entries": total, "distinct": len(values), "unparsed": unparsed,
+            "by_labels": by_labels, "by_prefix": by_prefix}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "loki-sim"
@@ -125,7 +157,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         st = self.server.state
-        if self.path == "/control/received":
+        if self.path.startswith("/control/summary"):
+            # counts without shipping every entry back: what the large end-to-end tests need
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            field = query.get("field", ["REQUEST_ID"])[0]
+            with st.lock:
+                body = json.dumps(summarize(st.streams, field))
+            self.reply(200, body, ctype="application/json")
+        elif self.path == "/control/received":
             with st.lock:
                 doc = {"pushes": st.pushes, "streams": st.streams}
                 body = json.dumps(doc)

@@ -45,11 +45,13 @@ POST /control/clear_stats, POST /control/clear_faults
 
 Dataset: {"eventlogfiles": [{"Id", "EventType", "Interval", "LogDate", "CreatedDate",
            "Sequence", and "csv": TEXT or "generate": {"rows": N, "kind": API|Login|URI,
-           "seed": S}, optional "crlf": true, "content_length": true}],
+           "seed": S} or "path": FILE, optional "crlf": true, "content_length": true}],
           "objects": {"Name": {"big_object": bool, "timestamp_field": "EventDate",
                                "records": [{"Id": ..., ...}]}}}
 Generated CSV rows have REQUEST_ID "<Id>-<row index>" and TIMESTAMP_DERIVED inside the LogDate
 hour (day for Daily); every 97th row's QUERY holds a comma, doubled quotes and a newline.
+A "path" LogFile is that file's bytes as they are, read at each download in 256 KiB pieces and
+sent with Content-Length (unless "content_length": false); LogFileLength is the file's size.
 
 --demo loads a dataset relative to now; --demo-live S adds LoginEvent records every S seconds
 and a small Hourly API file every 10*S seconds.
@@ -87,6 +89,7 @@ API_MAX = 15000
 URI_LIMIT = 16384
 READ_LIMIT = 1 << 20
 CHUNK = 64 * 1024
+FILE_CHUNK = 256 * 1024
 JSON_TYPE = "application/json;charset=UTF-8"
 DEFAULT_BATCH = 2000
 MAX_CURSORS = 1000
@@ -265,6 +268,36 @@ class Literal:
             yield self.data[i:i + CHUNK]
 
 
+class FileBody:
+    """A LogFile served from a file on disk, read per request in FILE_CHUNK pieces, so a
+    benchmark's multi-GiB CSV costs the simulator neither memory nor generation time."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            self._length = os.path.getsize(path)
+        except OSError as exc:
+            raise BadRequest(f"path {path!r}: {exc.strerror}") from exc
+
+    def length(self):
+        return self._length
+
+    def field_names(self):
+        with open(self.path, encoding="utf-8", newline="") as fh:
+            try:
+                return ",".join(next(csv.reader(fh)))
+            except StopIteration:
+                return ""
+
+    def chunks(self):
+        with open(self.path, "rb") as fh:
+            while True:
+                data = fh.read(FILE_CHUNK)
+                if not data:
+                    return
+                yield data
+
+
 class LogFileRef:
     """The LogFile field: a relative URL rendered with the request's API version."""
 
@@ -349,14 +382,16 @@ class State:
         interval = f.get("Interval", "Hourly")
         if "csv" in f:
             src = Literal(f["csv"])
+        elif "path" in f:
+            src = FileBody(str(f["path"]))
         elif "generate" in f:
             g = f["generate"] or {}
             src = Generated(fid, g.get("kind", f.get("EventType", "API")), g.get("rows", 100),
                             g.get("seed", 0), log_date, interval, self.opts.org_id,
                             bool(f.get("crlf", False)))
         else:
-            raise BadRequest(f"{fid}: needs csv or generate")
-        src.content_length = bool(f.get("content_length", False))
+            raise BadRequest(f"{fid}: needs csv, generate or path")
+        src.content_length = bool(f.get("content_length", "path" in f))
         self.logfiles[fid] = src
         rec = {
             "Id": fid,
@@ -373,7 +408,7 @@ class State:
             "SystemModstamp": created,
         }
         for k, v in f.items():
-            if k not in rec and k not in ("csv", "generate", "crlf", "content_length"):
+            if k not in rec and k not in ("csv", "generate", "path", "crlf", "content_length"):
                 rec[k] = sf_soql.normalize_value(v)
         self.elf.upsert(rec)
         self.elf.types["LogFileLength"] = "number"

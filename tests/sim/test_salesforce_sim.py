@@ -547,6 +547,36 @@ class SalesforceSimTest(unittest.TestCase):
         status, _, _ = self.sim.call("GET", "/nope", token=self.token)
         self.assertEqual(status, 404)
 
+    def test_download_path(self):
+        body = b'"EVENT_TYPE","REQUEST_ID"\n' + b"".join(
+            b'"API","R%d"\n' % i for i in range(40000))
+        path = os.path.join(self.tmp, "file.csv")
+        with open(path, "wb") as fh:
+            fh.write(body)
+        self.sim.control("/control/add", {"eventlogfiles": [
+            {"Id": "0ATSIM00000000000P", "EventType": "API", "Interval": "Hourly",
+             "LogDate": "2026-11-30T01:00:00Z", "CreatedDate": "2026-11-30T04:00:00Z",
+             "Sequence": 0, "path": path}]})
+        status, doc = self.sim.query(
+            "SELECT Id, LogFileLength, LogFileFieldNames FROM EventLogFile "
+            "WHERE Id = '0ATSIM00000000000P'", self.token)
+        self.assertEqual(status, 200, doc)
+        self.assertEqual(doc["records"][0]["LogFileLength"], float(len(body)))
+        self.assertEqual(doc["records"][0]["LogFileFieldNames"], "EVENT_TYPE,REQUEST_ID")
+        self.assertNotIn("path", doc["records"][0])
+        status, headers, got = self.sim.call(
+            "GET", V + "/sobjects/EventLogFile/0ATSIM00000000000P/LogFile", token=self.token)
+        self.assertEqual(status, 200)
+        self.assertEqual(int(headers["Content-Length"]), len(body))
+        self.assertNotIn("Transfer-Encoding", headers)
+        self.assertEqual(got, body)
+        stats = self.sim.control("/control/stats", method="GET")
+        self.assertEqual(stats["download_bytes"], {"0ATSIM00000000000P": len(body)})
+        status, _, err = self.sim.call("POST", "/control/add", {"eventlogfiles": [
+            {"Id": "0ATSIM00000000000Q", "CreatedDate": "2026-11-30T04:00:00Z",
+             "path": os.path.join(self.tmp, "missing.csv")}]})
+        self.assertEqual(status, 400, err)
+
     # --- faults ---
 
     def test_fault_count_and_fifo(self):
