@@ -369,8 +369,8 @@ sfl_elf_row_to_entry(SflElfJob *job, SflElfRow *row, GRefString *checkpoint)
 {
 	SflEntry *entry =
 		sfl_entry_new_shared(row->ts_ns, row->labels, row->line->str, row->line->len,
-				     (const SflLabelPair *)row->metadata->data, row->metadata->len,
-				     job->type->key, checkpoint);
+				     (const SflLabelPair *)(const void *)row->metadata->data,
+				     row->metadata->len, job->type->key, checkpoint);
 	row->valid = FALSE;
 	g_clear_pointer(&row->labels, sfl_labels_unref);
 	return entry;
@@ -456,7 +456,8 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 		}
 		g_array_append_vals(pairs, fixed, G_N_ELEMENTS(fixed));
 		row->labels = sfl_source_intern_labels(
-			SFL_SOURCE(self), (const SflLabelPair *)pairs->data, pairs->len);
+			SFL_SOURCE(self), (const SflLabelPair *)(const void *)pairs->data,
+			pairs->len);
 	}
 	row->valid = row->labels != NULL;
 	return row->valid;

@@ -304,8 +304,8 @@ sfl_objects_shape(SflObjectsSource *self, SflObj *obj, GRefString *checkpoint)
 	g_array_set_size(self->metadata, 0);
 	sfl_shape_metadata(self->record, ctx->metadata_fields, self->metadata);
 	return sfl_entry_new_shared(usec * 1000, obj->labels, self->line->str, self->line->len,
-				    (const SflLabelPair *)self->metadata->data, self->metadata->len,
-				    obj->key, checkpoint);
+				    (const SflLabelPair *)(const void *)self->metadata->data,
+				    self->metadata->len, obj->key, checkpoint);
 }
 
 /* pass 1: moves the cursor over the new records of @page and finds the last kept one */
@@ -655,8 +655,8 @@ sfl_objects_drain_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	/* the memory cap evicts the newest: a later poll finds them once the watermark moved */
 	if (obj->cfg->max_catchup_records > 0 &&
 	    json_array_size(self->collected) > (gsize)obj->cfg->max_catchup_records) {
-		gsize excess = json_array_size(self->collected) -
-			       (gsize)obj->cfg->max_catchup_records;
+		gsize excess =
+			json_array_size(self->collected) - (gsize)obj->cfg->max_catchup_records;
 		json_t *kept = json_array();
 		for (gsize k = 0; k < json_array_size(self->collected); k++) {
 			json_t *r = json_array_get(self->collected, k);

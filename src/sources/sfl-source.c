@@ -322,8 +322,9 @@ sfl_source_intern_labels(SflSource *self, const SflLabelPair *pairs, guint n_pai
 		SflLabelPair p = { st[2 * j], st[2 * j + 1] };
 		g_array_append_val(merged, p);
 	}
-	labels = sfl_labels_intern(priv->context.interner, (const SflLabelPair *)merged->data,
-				   merged->len, &error);
+	labels = sfl_labels_intern(priv->context.interner,
+				   (const SflLabelPair *)(const void *)merged->data, merged->len,
+				   &error);
 	if (labels == NULL)
 		g_warning("%s: %s", priv->name, error->message);
 	return labels;

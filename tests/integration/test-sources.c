@@ -230,8 +230,6 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml, gint64 queue_m
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *dataset_path = NULL;
 	g_autofree gchar *yaml = NULL;
-	g_autofree gchar *keyarg = NULL;
-	g_autofree gchar *dsarg = NULL;
 
 	fx->dir = g_dir_make_tmp("sfl-sources-XXXXXX", &error);
 	g_assert_no_error(error);
