@@ -940,8 +940,7 @@ test_objects_settle_catches_late_row(void)
  * tests assert on counters instead, so those lines are printed as TAP comments, not fatal.
  */
 static GLogWriterOutput
-test_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields,
-		gpointer user_data)
+test_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
 {
 	const gchar *domain = "";
 	const gchar *message = "";
