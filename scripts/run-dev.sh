@@ -17,7 +17,7 @@ if [ -n "${CONFIG:-}" ]; then
 	exec "$BIN" run --config "$CONFIG"
 fi
 
-DEV="$ROOT/build/dev"
+DEV="${SF2LOKI_DEV_DIR:-$ROOT/build/dev}"
 mkdir -p "$DEV"
 chmod 0700 "$DEV"
 if [ ! -s "$DEV/private-key.pem" ]; then
@@ -32,7 +32,7 @@ cleanup() {
 	[ -n "$SF_PID" ] && kill "$SF_PID" 2>/dev/null || true
 	[ -n "$LOKI_PID" ] && kill "$LOKI_PID" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
 
 # waits (up to 30 s) for a simulator's "PORT <n>" line
 sim_port() {
@@ -103,4 +103,14 @@ EOF
 echo "run-dev: demo org at http://127.0.0.1:$SF_PORT, Loki at http://127.0.0.1:$LOKI_PORT" >&2
 echo "run-dev: config $DEV/demo.yaml, state $DEV/state.json; Ctrl-C stops it" >&2
 echo "run-dev: what Loki received: curl -s http://127.0.0.1:$LOKI_PORT/control/received" >&2
-"$BIN" run --config "$DEV/demo.yaml"
+# sf2loki runs as a child so this script can stop the simulators after it. Ctrl-C reaches
+# the whole foreground process group; a SIGTERM to this script is passed on.
+"$BIN" run --config "$DEV/demo.yaml" &
+RUN_PID=$!
+trap 'kill -TERM $RUN_PID 2>/dev/null || true' INT TERM
+status=0
+while kill -0 "$RUN_PID" 2>/dev/null; do
+	wait "$RUN_PID" && status=0 || status=$?
+done
+trap - INT TERM
+exit "$status"

@@ -78,12 +78,7 @@ sfl_orgs_check_sources(const SflSourcesConfig *sources, const gchar *org_name, G
 
 	if (!sfl_overlap_check(sources, org_name, error))
 		return FALSE;
-	if (sources->pubsub.enabled && sources->pubsub.topics != NULL &&
-	    sources->pubsub.topics[0] != NULL)
-		g_warning("%s%ssources.pubsub: the Pub/Sub source is not part of this build yet; "
-			  "its topics are not ingested, and EventLogFile discovery still leaves "
-			  "their categories to it",
-			  org_name != NULL ? org_name : "", org_name != NULL ? ": " : "");
+
 	for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
 		g_autoptr(SflTransforms) t = NULL;
 		if (lists[i] == NULL || lists[i]->len == 0)
@@ -151,6 +146,12 @@ sfl_orgs_add(SflOrgs *self, SflCurlLoop *loop, const gchar *name, const SflSales
 	org->sf = sf;
 	org->sources = sources;
 	g_ptr_array_add(self->orgs, org);
+	if (sources->pubsub.enabled && sources->pubsub.topics != NULL &&
+	    sources->pubsub.topics[0] != NULL)
+		g_warning("%s%ssources.pubsub: the Pub/Sub source is not part of this build yet; "
+			  "its topics are not ingested, and EventLogFile discovery still leaves "
+			  "their categories to it",
+			  name, name[0] != '\0' ? ": " : "");
 	/* an org without sources needs no token, so its key is not even read */
 	if (!sfl_orgs_has_sources(org))
 		return org;

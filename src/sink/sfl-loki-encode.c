@@ -602,6 +602,84 @@ sfl_loki_encode(const SflBatch *batch, SflLokiEncoding encoding, SflLokiCompress
 	return sfl_loki_encode_protobuf(batch, error);
 }
 
+typedef struct {
+	SflBatch *batch; /* a slice holding its own entry references */
+	SflLokiEncoding encoding;
+	SflLokiCompression compression;
+} SflEncodeJob;
+
+static void
+sfl_encode_job_free(gpointer data)
+{
+	SflEncodeJob *job = data;
+	sfl_batch_free(job->batch);
+	g_free(job);
+}
+
+static void
+sfl_loki_encode_thread(GTask *task, gpointer source_object, gpointer task_data,
+		       GCancellable *cancellable)
+{
+	SflEncodeJob *job = task_data;
+	GError *error = NULL;
+	GBytes *body = sfl_loki_encode(job->batch, job->encoding, job->compression, &error);
+
+	if (body == NULL)
+		g_task_return_error(task, error);
+	else
+		g_task_return_pointer(task, body, (GDestroyNotify)g_bytes_unref);
+}
+
+/**
+ * sfl_loki_encode_async:
+ * @batch: the entries
+ * @encoding: protobuf or JSON
+ * @compression: JSON's compression
+ * @cancellable: (nullable): a cancellable
+ * @callback: called with the body
+ * @user_data: for @callback
+ *
+ * Encodes @batch, in a worker thread when it is large.
+ */
+void
+sfl_loki_encode_async(const SflBatch *batch, SflLokiEncoding encoding,
+		      SflLokiCompression compression, GCancellable *cancellable,
+		      GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_autoptr(GTask) task = g_task_new(NULL, cancellable, callback, user_data);
+	SflEncodeJob *job = NULL;
+
+	g_task_set_source_tag(task, sfl_loki_encode_async);
+	if (sfl_batch_get_line_bytes(batch) < SFL_LOKI_ENCODE_THREAD_BYTES) {
+		GError *error = NULL;
+		GBytes *body = sfl_loki_encode(batch, encoding, compression, &error);
+		if (body == NULL)
+			g_task_return_error(task, error);
+		else
+			g_task_return_pointer(task, body, (GDestroyNotify)g_bytes_unref);
+		return;
+	}
+	job = g_new0(SflEncodeJob, 1);
+	job->batch = sfl_batch_slice(batch, 0, sfl_batch_get_length(batch));
+	job->encoding = encoding;
+	job->compression = compression;
+	g_task_set_task_data(task, job, sfl_encode_job_free);
+	g_task_run_in_thread(task, sfl_loki_encode_thread);
+}
+
+/**
+ * sfl_loki_encode_finish:
+ * @result: the result
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): the body
+ */
+GBytes *
+sfl_loki_encode_finish(GAsyncResult *result, GError **error)
+{
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
 /**
  * sfl_loki_content_type:
  * @encoding: the body's encoding

@@ -4,7 +4,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 #include "sfl-config.h"
 #include "sfl-entry.h"
@@ -55,6 +55,18 @@ GBytes *sfl_loki_encode_json(const SflBatch *batch, SflLokiCompression compressi
 			     GError **error) G_GNUC_WARN_UNUSED_RESULT;
 GBytes *sfl_loki_encode(const SflBatch *batch, SflLokiEncoding encoding,
 			SflLokiCompression compression, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+/*
+ * sfl_loki_encode() off the main thread for batches of at least
+ * SFL_LOKI_ENCODE_THREAD_BYTES line bytes (smaller ones are encoded inline: a thread hop
+ * costs more than they do). The task keeps its own references to the entries, so the caller
+ * may drop the batch at any time. Completes on the caller's thread-default context.
+ */
+#define SFL_LOKI_ENCODE_THREAD_BYTES (64 * 1024)
+void sfl_loki_encode_async(const SflBatch *batch, SflLokiEncoding encoding,
+			   SflLokiCompression compression, GCancellable *cancellable,
+			   GAsyncReadyCallback callback, gpointer user_data);
+GBytes *sfl_loki_encode_finish(GAsyncResult *result, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+
 GBytes *
 sfl_loki_snappy_compress(const guint8 *data, gsize len, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 

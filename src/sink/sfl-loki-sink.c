@@ -181,15 +181,54 @@ sfl_loki_sink_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 }
 
 static void
+sfl_loki_sink_encoded_cb(GObject *source, GAsyncResult *res, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	SflLokiSink *self = g_task_get_source_object(task);
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) headers = NULL;
+	const gchar *content_encoding = NULL;
+	GCancellable *cancellable = NULL;
+
+	body = sfl_loki_encode_finish(res, &error);
+	if (body == NULL) {
+		g_autoptr(SflSinkResult) result = NULL;
+
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+			g_task_return_error(task, g_steal_pointer(&error));
+			return;
+		}
+		result = sfl_sink_result_new(SFL_SINK_FATAL);
+		result->reason = g_strdup("encode_failed");
+		result->detail = sfl_loki_sink_excerpt(error->message, strlen(error->message));
+		g_task_return_pointer(task, g_steal_pointer(&result),
+				      (GDestroyNotify)sfl_sink_result_free);
+		return;
+	}
+	if (g_task_return_error_if_cancelled(task))
+		return;
+	headers = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < self->headers->len; i++)
+		g_ptr_array_add(headers, g_strdup(g_ptr_array_index(self->headers, i)));
+	g_ptr_array_add(headers,
+			g_strdup_printf("Content-Type: %s", sfl_loki_content_type(self->encoding)));
+	content_encoding = sfl_loki_content_encoding(self->encoding, self->compression);
+	if (content_encoding != NULL)
+		g_ptr_array_add(headers, g_strdup_printf("Content-Encoding: %s", content_encoding));
+	g_ptr_array_add(headers, NULL);
+	cancellable = g_task_get_cancellable(task);
+	sfl_http_request_async(self->loop, "POST", self->url, (const gchar *const *)headers->pdata,
+			       body, self->timeout_ms, cancellable, sfl_loki_sink_push_cb,
+			       g_steal_pointer(&task));
+}
+
+static void
 sfl_loki_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
 			 GAsyncReadyCallback callback, gpointer user_data)
 {
 	SflLokiSink *self = SFL_LOKI_SINK(sink);
 	g_autoptr(GTask) task = NULL;
-	g_autoptr(GBytes) body = NULL;
-	g_autoptr(GError) error = NULL;
-	g_autoptr(GPtrArray) headers = NULL;
-	const gchar *content_encoding = NULL;
 
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, sfl_loki_sink_push_async);
@@ -200,28 +239,9 @@ sfl_loki_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellab
 				      (GDestroyNotify)sfl_sink_result_free);
 		return;
 	}
-	body = sfl_loki_encode(batch, self->encoding, self->compression, &error);
-	if (body == NULL) {
-		g_autoptr(SflSinkResult) result = sfl_sink_result_new(SFL_SINK_FATAL);
-
-		result->reason = g_strdup("encode_failed");
-		result->detail = sfl_loki_sink_excerpt(error->message, strlen(error->message));
-		g_task_return_pointer(task, g_steal_pointer(&result),
-				      (GDestroyNotify)sfl_sink_result_free);
-		return;
-	}
-	headers = g_ptr_array_new_with_free_func(g_free);
-	for (guint i = 0; i < self->headers->len; i++)
-		g_ptr_array_add(headers, g_strdup(g_ptr_array_index(self->headers, i)));
-	g_ptr_array_add(headers,
-			g_strdup_printf("Content-Type: %s", sfl_loki_content_type(self->encoding)));
-	content_encoding = sfl_loki_content_encoding(self->encoding, self->compression);
-	if (content_encoding != NULL)
-		g_ptr_array_add(headers, g_strdup_printf("Content-Encoding: %s", content_encoding));
-	g_ptr_array_add(headers, NULL);
-	sfl_http_request_async(self->loop, "POST", self->url, (const gchar *const *)headers->pdata,
-			       body, self->timeout_ms, cancellable, sfl_loki_sink_push_cb,
-			       g_steal_pointer(&task));
+	/* a large batch is encoded in a worker thread, so the loop keeps reading sources */
+	sfl_loki_encode_async(batch, self->encoding, self->compression, cancellable,
+			      sfl_loki_sink_encoded_cb, g_steal_pointer(&task));
 }
 
 static SflSinkResult *
