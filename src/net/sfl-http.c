@@ -137,6 +137,26 @@ sfl_http_write_cb(char *data, size_t size, size_t nmemb, void *user_data)
 	return len;
 }
 
+/*
+ * A server that answers 5xx may be half broken (a proxy whose upstream died, a node being
+ * drained); the caller's retry should get a fresh connection, possibly to another node, rather
+ * than the same socket from the pool. curl reads the flag when the transfer is done, so setting
+ * it here, after the status line and before the body, keeps this connection out of the pool.
+ * Transport failures need nothing: curl already closes a connection whose transfer failed.
+ */
+static void
+sfl_http_check_status_line(SflHttpRequest *req, const gchar *line)
+{
+	const gchar *code = strchr(line, ' ');
+	guint64 status = 0;
+
+	if (code == NULL || !g_ascii_isdigit(code[1]))
+		return;
+	status = g_ascii_strtoull(code + 1, NULL, 10);
+	if (status >= 500)
+		(void)curl_easy_setopt(req->easy, CURLOPT_FORBID_REUSE, 1L);
+}
+
 static size_t
 sfl_http_header_cb(char *data, size_t size, size_t nmemb, void *user_data)
 {
@@ -149,6 +169,7 @@ sfl_http_header_cb(char *data, size_t size, size_t nmemb, void *user_data)
 	/* a new status line (interim 1xx response) starts a new header set */
 	if (g_str_has_prefix(line, "HTTP/")) {
 		g_ptr_array_set_size(req->response->headers, 0);
+		sfl_http_check_status_line(req, line);
 		return len;
 	}
 	colon = strchr(line, ':');

@@ -16,8 +16,9 @@ G_BEGIN_DECLS
  * the system store); no redirects are followed; the User-Agent is sf2loki/<version>.
  *
  * A transport failure finishes with SFL_ERROR_TRANSIENT and curl's description; any HTTP
- * status, 4xx and 5xx included, is a response. Cancellation finishes with
- * G_IO_ERROR_CANCELLED. The body kept is bounded by SFL_HTTP_MAX_BODY.
+ * status, 4xx and 5xx included, is a response. A 5xx response or a transport failure (reset,
+ * timeout) closes its connection instead of returning it to the pool, so a retry connects anew.
+ * Cancellation finishes with G_IO_ERROR_CANCELLED. The body kept is bounded by SFL_HTTP_MAX_BODY.
  *
  * Threading: the loop's thread.
  */

@@ -426,6 +426,132 @@ test_connection_reset(Fixture *fx, gconstpointer data)
 	g_assert_cmpstr(result->detail, !=, "");
 }
 
+/* the source port of every push the simulator stored, in arrival order */
+static GArray *
+test_push_ports(Fixture *fx)
+{
+	g_autoptr(json_t) received = test_received(fx);
+	GArray *ports = g_array_new(FALSE, FALSE, sizeof(gint64));
+	json_t *push = NULL;
+	gsize i = 0;
+
+	json_array_foreach (json_object_get(received, "pushes"), i, push) {
+		gint64 port = json_integer_value(json_object_get(push, "peer_port"));
+
+		g_assert_cmpint(port, >, 0);
+		g_array_append_val(ports, port);
+	}
+	return ports;
+}
+
+static void
+test_push_expect(SflSink *sink, SflBatch *batch, SflSinkOutcome outcome, guint status)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflSinkResult) result = test_push(sink, batch, NULL, &error);
+
+	g_assert_no_error(error);
+	g_assert_nonnull(result);
+	g_assert_cmpint(result->outcome, ==, outcome);
+	g_assert_cmpuint(result->status, ==, status);
+}
+
+/* two good pushes share one keep-alive connection; returns its source port */
+static gint64
+test_reused_port(Fixture *fx, SflSink *sink, SflBatch *batch)
+{
+	g_autoptr(GArray) ports = NULL;
+
+	test_push_expect(sink, batch, SFL_SINK_OK, 204);
+	test_push_expect(sink, batch, SFL_SINK_OK, 204);
+	ports = test_push_ports(fx);
+	g_assert_cmpuint(ports->len, ==, 2);
+	g_assert_cmpint(g_array_index(ports, gint64, 0), ==, g_array_index(ports, gint64, 1));
+	return g_array_index(ports, gint64, 0);
+}
+
+/* after a failed push, the next good one (the third stored) came on another connection */
+static void
+test_check_new_port(Fixture *fx, SflSink *sink, SflBatch *batch, gint64 old_port)
+{
+	g_autoptr(GArray) ports = NULL;
+
+	test_push_expect(sink, batch, SFL_SINK_OK, 204);
+	ports = test_push_ports(fx);
+	g_assert_cmpuint(ports->len, ==, 3);
+	g_assert_cmpint(g_array_index(ports, gint64, 2), !=, old_port);
+}
+
+static void
+test_reconnect_after_500(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflSink) sink = NULL;
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(json_t) answer = NULL;
+	gint64 port = 0;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
+			     NULL);
+	batch = test_batch(fx);
+	port = test_reused_port(fx, sink, batch);
+	/* the simulator keeps the connection open after its 500: only the client can drop it */
+	answer = test_control(fx, "POST", "/control/fault", "{\"count\": 1, \"status\": 500}");
+	test_push_expect(sink, batch, SFL_SINK_RETRY, 500);
+	test_check_new_port(fx, sink, batch, port);
+}
+
+static void
+test_reconnect_after_reset(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflSink) sink = NULL;
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(json_t) answer = NULL;
+	gint64 port = 0;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
+			     NULL);
+	batch = test_batch(fx);
+	port = test_reused_port(fx, sink, batch);
+	/*
+	 * curl replays a request once, on a new connection, when a reused one dies before any
+	 * answer: the second reset is the one the sink sees
+	 */
+	answer = test_control(fx, "POST", "/control/fault", "{\"reset\": 2}");
+	test_push_expect(sink, batch, SFL_SINK_RETRY, 0);
+	test_check_new_port(fx, sink, batch, port);
+}
+
+static void
+test_reconnect_after_timeout(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflSink) sink = NULL;
+	g_autoptr(SflBatch) batch = NULL;
+	g_autoptr(json_t) answer = NULL;
+	g_autoptr(json_t) cleared = NULL;
+	gint64 port = 0;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
+			     NULL);
+	batch = test_batch(fx);
+	port = test_reused_port(fx, sink, batch);
+	/* the simulator holds the request and the connection open; the client's deadline ends it */
+	answer = test_control(fx, "POST", "/control/fault", "{\"hang\": 1}");
+	sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), 300);
+	test_push_expect(sink, batch, SFL_SINK_RETRY, 0);
+	sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), TEST_DEADLINE_SEC * 1000);
+	test_check_new_port(fx, sink, batch, port);
+	cleared = test_control(fx, "POST", "/control/clear", "{}");
+}
+
 static void
 test_unauthorized_401(Fixture *fx, gconstpointer data)
 {
@@ -669,6 +795,9 @@ main(int argc, char **argv)
 	ADD("/sfl/loki-sink/retry-after-429", &sim_plain, test_retry_after_429);
 	ADD("/sfl/loki-sink/server-error-500", &sim_plain, test_server_error_500);
 	ADD("/sfl/loki-sink/connection-reset", &sim_plain, test_connection_reset);
+	ADD("/sfl/loki-sink/reconnect-after-500", &sim_plain, test_reconnect_after_500);
+	ADD("/sfl/loki-sink/reconnect-after-reset", &sim_plain, test_reconnect_after_reset);
+	ADD("/sfl/loki-sink/reconnect-after-timeout", &sim_plain, test_reconnect_after_timeout);
 	ADD("/sfl/loki-sink/unauthorized-401", &sim_tenant_token, test_unauthorized_401);
 	ADD("/sfl/loki-sink/unauthorized-bearer", &sim_token_only, test_unauthorized_bearer);
 	ADD("/sfl/loki-sink/tenant-basic-auth", &sim_tenant_token, test_tenant_basic_auth);

@@ -409,6 +409,96 @@ test_ten_thousand_rows(void)
 	fx_teardown(&fx);
 }
 
+/* --- two orgs ----------------------------------------------------------------------------- */
+
+static gboolean
+fx_state_has(Fx *fx, gpointer data)
+{
+	g_autofree gchar *state = NULL;
+	const gchar *const *keys = data;
+
+	if (!g_file_get_contents(fx->state, &state, NULL, NULL))
+		return FALSE;
+	for (guint i = 0; keys[i] != NULL; i++) {
+		if (strstr(state, keys[i]) == NULL)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+test_two_orgs(void)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	g_autofree gchar *created = iso(now - 3 * G_TIME_SPAN_HOUR);
+	g_autofree gchar *dataset = g_strdup_printf(
+		"{\"eventlogfiles\": ["
+		"{\"Id\": \"0ATSIM0000ORGA01\", \"EventType\": \"API\", \"Interval\": \"Hourly\", "
+		"\"LogDate\": \"%s\", \"CreatedDate\": \"%s\", \"Sequence\": 0, "
+		"\"generate\": {\"rows\": 300, \"kind\": \"API\", \"seed\": 1}}, "
+		"{\"Id\": \"0ATSIM0000ORGB01\", \"EventType\": \"URI\", \"Interval\": \"Hourly\", "
+		"\"LogDate\": \"%s\", \"CreatedDate\": \"%s\", \"Sequence\": 0, "
+		"\"generate\": {\"rows\": 200, \"kind\": \"URI\", \"seed\": 2}}]}",
+		created, created, created, created);
+	g_autofree gchar *yaml = NULL;
+	g_autoptr(GError) error = NULL;
+	const gchar *keys[] = { "\"org=alpha:eventlogfile:API\"", "0ATSIM0000ORGA01",
+				"\"org=beta:eventlogfile:URI\"", "0ATSIM0000ORGB01", NULL };
+	json_t *summary = NULL;
+	json_t *by_labels = NULL;
+	const gchar *labels = NULL;
+	json_t *count = NULL;
+	guint alpha = 0;
+	guint beta = 0;
+
+	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: false\n");
+	if (fx.skip) {
+		fx_teardown(&fx);
+		return;
+	}
+	yaml = g_strdup_printf(
+		"orgs:\n"
+		"  - name: alpha\n"
+		"    salesforce: {login_url: '%s', client_id: sim-client-id, username: "
+		"sim@example.com, private_key_file: '%s'}\n"
+		"    sources: {eventlogfile: {enabled: true, event_types: [API]}}\n"
+		"  - name: beta\n"
+		"    salesforce: {login_url: '%s', client_id: sim-client-id, username: "
+		"sim@example.com, private_key_file: '%s', environment: sandbox}\n"
+		"    sources: {eventlogfile: {enabled: true, event_types: [URI]}}\n"
+		"sink:\n  loki:\n    url: %s/loki/api/v1/push\n"
+		"state:\n  file:\n    path: %s\n"
+		"service:\n  log_format: json\n",
+		fx.sf_base, fx.key_path, fx.sf_base, fx.key_path, fx.loki_base, fx.state);
+	g_assert_true(g_file_set_contents(fx.config, yaml, -1, &error));
+	fx_start_run(&fx);
+	/* each org's keys carry its prefix (original §6.6) */
+	fx_wait(&fx, fx_state_has, keys, "both orgs' checkpoints");
+	g_subprocess_send_signal(fx.run, SIGTERM);
+	g_assert_cmpint(fx_wait_exit(&fx), ==, 0);
+
+	summary = fx_summary(&fx);
+	by_labels = json_object_get(summary, "by_labels");
+	json_object_foreach (by_labels, labels, count) {
+		if (strstr(labels, "org=\"alpha\"") != NULL) {
+			g_assert_nonnull(strstr(labels, "event_type=\"API\""));
+			g_assert_nonnull(strstr(labels, "environment=\"production\""));
+			alpha += (guint)json_integer_value(count);
+		} else if (strstr(labels, "org=\"beta\"") != NULL) {
+			g_assert_nonnull(strstr(labels, "event_type=\"URI\""));
+			g_assert_nonnull(strstr(labels, "environment=\"sandbox\""));
+			beta += (guint)json_integer_value(count);
+		} else {
+			g_error("a stream without an org label: %s", labels);
+		}
+	}
+	g_assert_cmpuint(alpha, ==, 300);
+	g_assert_cmpuint(beta, ==, 200);
+	json_decref(summary);
+	fx_teardown(&fx);
+}
+
 /* --- restart safety ------------------------------------------------------------------------- */
 
 #define RS_TYPES 3
@@ -562,6 +652,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/run-salesforce/wrong-key-fails-startup", test_wrong_key_fails_startup);
 	g_test_add_func("/run-salesforce/ten-thousand-rows", test_ten_thousand_rows);
+	g_test_add_func("/run-salesforce/two-orgs", test_two_orgs);
 	g_test_add_func("/run-salesforce/restart-safety", test_restart_safety);
 	return g_test_run();
 }

@@ -889,6 +889,49 @@ test_objects_big_object_tie(void)
 }
 
 static void
+test_objects_big_object_tie_overflow(void)
+{
+	Fx fx = { 0 };
+	g_autoptr(GError) error = NULL;
+	gint64 now = g_get_real_time();
+	/* 720 records: 700 share one instant, 10 older and 10 newer around it */
+	g_autofree gchar *records = objects_records(720, now - 50 * G_TIME_SPAN_MINUTE, 10, 710,
+						    now - 30 * G_TIME_SPAN_MINUTE, "0BgB");
+	g_autofree gchar *dataset = g_strdup_printf(
+		"{\"objects\": {\"Audit__b\": {\"big_object\": true, \"records\": %s}}}", records);
+	const SflObjectsCounters *counters = NULL;
+	guint first = 0;
+
+	fx_setup(&fx, dataset,
+		 "  eventlog_objects:\n    enabled: true\n    objects:\n"
+		 "      - name: Audit__b\n        big_object: true\n        lookback: 2h\n",
+		 10000);
+	if (fx.skip)
+		return;
+	fx_start(&fx, SFL_SOURCE(sfl_objects_source_new(
+			      fx.rest, &fx.config->data.sources.eventlog_objects, NULL, &error)));
+	g_assert_no_error(error);
+	counters = sfl_objects_source_get_counters(SFL_OBJECTS_SOURCE(fx.source));
+	fx_wait(&fx, fx_polls, GUINT_TO_POINTER(1), "the first sweep");
+	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(620), "the sweep's records");
+	fx_settle();
+	/* SFL-0011: the NOT IN list stops at its bound, the sweep goes on past the instant */
+	g_assert_cmpuint(counters->tie_overflows, ==, 1);
+	first = fx.sink->rows->len;
+	/* 600 of the tie (three pages, the last two with 200 and 400 ids excluded), all 20 others
+	 */
+	g_assert_cmpuint(first, ==, 620);
+	g_assert_cmpuint(fx_distinct_ids(&fx), ==, 620);
+	/* the next sweep neither fails nor re-emits: the boundary ids are all carried (SFL-0043) */
+	sfl_fake_clock_advance(fx.fake, 10 * G_TIME_SPAN_MINUTE);
+	fx_wait(&fx, fx_polls, GUINT_TO_POINTER(2), "the next sweep");
+	fx_settle();
+	g_assert_cmpuint(fx.sink->rows->len, ==, first);
+	g_assert_cmpuint(counters->query_errors, ==, 0);
+	fx_teardown(&fx);
+}
+
+static void
 test_objects_settle_catches_late_row(void)
 {
 	Fx fx = { 0 };
@@ -973,6 +1016,8 @@ main(int argc, char **argv)
 	g_test_add_func("/sources/elf/garbage-checkpoint", test_elf_garbage_checkpoint);
 	g_test_add_func("/sources/objects/ties", test_objects_ties);
 	g_test_add_func("/sources/objects/big-object-tie", test_objects_big_object_tie);
+	g_test_add_func("/sources/objects/big-object-tie-overflow",
+			test_objects_big_object_tie_overflow);
 	g_test_add_func("/sources/objects/settle-catches-late-row",
 			test_objects_settle_catches_late_row);
 	return g_test_run();

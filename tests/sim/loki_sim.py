@@ -20,7 +20,8 @@ POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next
                          {"hang": N}: the next N pushes get no answer until /control/clear
 GET  /control/summary?field=F   {"entries", "distinct" (values of JSON line field F, default
                           REQUEST_ID), "unparsed", "by_labels", "by_prefix"}
-GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth, entries}],
+GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth, user_agent,
+                                      entries, peer_port}],
                           "streams": [{labels, labels_raw?, entries: [{ts, line, metadata?}]}]}
 POST /control/clear      forgets everything received and every fault
 
@@ -275,6 +276,8 @@ class Handler(BaseHTTPRequestHandler):
                 "auth": auth.split(" ", 1)[0] if auth else None,
                 "user_agent": self.headers.get("User-Agent"),
                 "entries": sum(len(s["entries"]) for s in streams),
+                # the client's source port: equal ports mean a reused keep-alive connection
+                "peer_port": self.client_address[1],
             })
             st.streams.extend(streams)
         self.reply(204)
