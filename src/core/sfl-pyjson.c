@@ -8,8 +8,13 @@
 
 #include "sfl-pyjson.h"
 
-/* the two-character escapes JSON defines, or NULL */
-static const gchar *
+/**
+ * sfl_json_short_escape:
+ * @c: a character
+ *
+ * Returns: (nullable): the two-character escape JSON defines for @c, or %NULL
+ */
+const gchar *
 sfl_json_short_escape(gunichar c)
 {
 	switch (c) {

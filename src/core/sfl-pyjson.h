@@ -16,6 +16,9 @@ G_BEGIN_DECLS
 
 void sfl_pyjson_append_string(GString *out, const gchar *utf8);
 
+/* \" \\ \n \r \t \b \f for the characters that have one, else NULL */
+const gchar *sfl_json_short_escape(gunichar c);
+
 /* plain JSON with UTF-8 kept as is (Loki push bodies) */
 void sfl_json_append_utf8(GString *out, const gchar *s, gsize len);
 

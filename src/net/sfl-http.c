@@ -8,11 +8,46 @@
 
 #include "sfl-http.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sfl-error.h"
 #include "sfl-gsource.h"
 #include "sfl-redact.h"
+
+static const gchar *const sfl_http_months[] = {
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+};
+
+/**
+ * sfl_http_parse_date:
+ * @value: a Date or Retry-After header value
+ *
+ * Returns: the IMF-fixdate as Unix microseconds, or -1 when it is not one
+ */
+gint64
+sfl_http_parse_date(const gchar *value)
+{
+	g_autoptr(GDateTime) dt = NULL;
+	gchar weekday[4] = { 0 };
+	gchar month[4] = { 0 };
+	gint day = 0, year = 0, hour = 0, minute = 0, second = 0;
+	gint mon = -1;
+
+	if (sscanf(value, "%3s, %d %3s %d %d:%d:%d GMT", weekday, &day, month, &year, &hour,
+		   &minute, &second) != 7)
+		return -1;
+	for (guint i = 0; i < G_N_ELEMENTS(sfl_http_months); i++) {
+		if (g_strcmp0(month, sfl_http_months[i]) == 0)
+			mon = (gint)i + 1;
+	}
+	if (mon < 0)
+		return -1;
+	dt = g_date_time_new_utc(year, mon, day, hour, minute, second);
+	if (dt == NULL)
+		return -1;
+	return g_date_time_to_unix(dt) * G_USEC_PER_SEC;
+}
 
 struct _SflHttpResponse {
 	guint status;

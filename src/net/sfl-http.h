@@ -42,6 +42,9 @@ void sfl_http_request_bounded_async(SflCurlLoop *loop, const gchar *method, cons
 SflHttpResponse *
 sfl_http_request_finish(GAsyncResult *result, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
+/* an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") as Unix microseconds; -1 otherwise */
+gint64 sfl_http_parse_date(const gchar *value);
+
 guint sfl_http_response_get_status(const SflHttpResponse *self);
 const gchar *sfl_http_response_get_header(const SflHttpResponse *self, const gchar *name);
 GBytes *sfl_http_response_get_body(const SflHttpResponse *self);

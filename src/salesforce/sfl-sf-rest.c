@@ -40,35 +40,6 @@ G_DEFINE_TYPE(SflSfRest, sfl_sf_rest, G_TYPE_OBJECT)
 
 /* --- response bookkeeping -------------------------------------------------------------------- */
 
-static const gchar *const sfl_sf_rest_months[] = {
-	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-};
-
-/* IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; -1 when it is not one */
-static gint64
-sfl_sf_rest_parse_http_date(const gchar *value)
-{
-	g_autoptr(GDateTime) dt = NULL;
-	gchar weekday[4] = { 0 };
-	gchar month[4] = { 0 };
-	gint day = 0, year = 0, hour = 0, minute = 0, second = 0;
-	gint mon = -1;
-
-	if (sscanf(value, "%3s, %d %3s %d %d:%d:%d GMT", weekday, &day, month, &year, &hour,
-		   &minute, &second) != 7)
-		return -1;
-	for (guint i = 0; i < G_N_ELEMENTS(sfl_sf_rest_months); i++) {
-		if (g_strcmp0(month, sfl_sf_rest_months[i]) == 0)
-			mon = (gint)i + 1;
-	}
-	if (mon < 0)
-		return -1;
-	dt = g_date_time_new_utc(year, mon, day, hour, minute, second);
-	if (dt == NULL)
-		return -1;
-	return g_date_time_to_unix(dt) * G_USEC_PER_SEC;
-}
-
 /* "api-usage=25/15000" or "api-usage=25/15000; api-bursts=1/100" */
 static gboolean
 sfl_sf_rest_parse_limit_info(const gchar *value, gint64 *used, gint64 *max)
@@ -91,7 +62,7 @@ static void
 sfl_sf_rest_note_headers(SflSfRest *self, const gchar *date, const gchar *limit_info)
 {
 	gint64 used = 0, max = 0;
-	gint64 server = date != NULL ? sfl_sf_rest_parse_http_date(date) : -1;
+	gint64 server = date != NULL ? sfl_http_parse_date(date) : -1;
 
 	if (server >= 0) {
 		self->skew_usec = server - sfl_clock_wall_usec(sfl_sf_auth_get_clock(self->auth));

@@ -58,35 +58,6 @@ sfl_loki_sink_excerpt(const gchar *data, gsize len)
 	return g_strdup(g_strstrip(redacted));
 }
 
-static const gchar *const sfl_loki_sink_months[] = {
-	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-};
-
-/* IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT"; -1 when it is not one */
-static gint64
-sfl_loki_sink_parse_http_date(const gchar *value)
-{
-	g_autoptr(GDateTime) dt = NULL;
-	gchar weekday[4] = { 0 };
-	gchar month[4] = { 0 };
-	gint day = 0, year = 0, hour = 0, minute = 0, second = 0;
-	gint mon = -1;
-
-	if (sscanf(value, "%3s, %d %3s %d %d:%d:%d GMT", weekday, &day, month, &year, &hour,
-		   &minute, &second) != 7)
-		return -1;
-	for (guint i = 0; i < G_N_ELEMENTS(sfl_loki_sink_months); i++) {
-		if (g_strcmp0(month, sfl_loki_sink_months[i]) == 0)
-			mon = (gint)i + 1;
-	}
-	if (mon < 0)
-		return -1;
-	dt = g_date_time_new_utc(year, mon, day, hour, minute, second);
-	if (dt == NULL)
-		return -1;
-	return g_date_time_to_unix(dt) * G_USEC_PER_SEC;
-}
-
 /**
  * sfl_loki_sink_parse_retry_after:
  * @value: (nullable): a Retry-After header value
@@ -112,7 +83,7 @@ sfl_loki_sink_parse_retry_after(const gchar *value, gint64 now_usec)
 			return SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC;
 		return (gint64)seconds * G_USEC_PER_SEC;
 	}
-	when = sfl_loki_sink_parse_http_date(text);
+	when = sfl_http_parse_date(text);
 	if (when < 0)
 		return -1;
 	return CLAMP(when - now_usec, 0, SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC);

@@ -8,6 +8,8 @@
 
 #include "sfl-record.h"
 
+#include "sfl-pyjson.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -592,29 +594,6 @@ sfl_append_pyfloat(GString *out, gdouble value)
 }
 
 /* --- canonical JSON ------------------------------------------------------------------------- */
-
-static const gchar *
-sfl_json_short_escape(guchar c)
-{
-	switch (c) {
-	case '"':
-		return "\\\"";
-	case '\\':
-		return "\\\\";
-	case '\n':
-		return "\\n";
-	case '\r':
-		return "\\r";
-	case '\t':
-		return "\\t";
-	case '\b':
-		return "\\b";
-	case '\f':
-		return "\\f";
-	default:
-		return NULL;
-	}
-}
 
 static void
 sfl_json_append_uescape(GString *out, gunichar u)

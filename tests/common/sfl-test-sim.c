@@ -12,6 +12,9 @@
 
 #include "sfl-http.h"
 
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
 #ifdef __linux__
 #include <signal.h>
 #include <sys/prctl.h>
@@ -97,17 +100,12 @@ sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method, 
 	return doc;
 }
 
-/**
- * sfl_test_loki_sim_start:
- * @args: (nullable): extra arguments for the simulator
- * @out_proc: (out): the simulator process (also set when it was skipped)
- *
- * Returns: (transfer full) (nullable): the base URL, or %NULL after g_test_skip()
- */
-gchar *
-sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
+/* starts tests/sim/@script and waits for its "PORT <n>" line; NULL after g_test_skip() */
+static gchar *
+sfl_test_sim_start(const gchar *script_name, const gchar *what, const gchar *needs,
+		   const gchar *const *args, GSubprocess **out_proc)
 {
-	g_autofree gchar *script = g_test_build_filename(G_TEST_DIST, "sim", "loki_sim.py", NULL);
+	g_autofree gchar *script = g_test_build_filename(G_TEST_DIST, "sim", script_name, NULL);
 	g_autoptr(GPtrArray) argv = g_ptr_array_new();
 	g_autoptr(GDataInputStream) out = NULL;
 	g_autoptr(GError) error = NULL;
@@ -129,13 +127,28 @@ sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
 	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
 		g_subprocess_wait(proc, NULL, NULL);
 		if (g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 77) {
-			g_test_skip("the Loki simulator needs protoc, python3-snappy and "
-				    "python3-protobuf");
+			g_autofree gchar *why =
+				g_strdup_printf("the %s simulator needs %s", what, needs);
+			g_test_skip(why);
 			return NULL;
 		}
-		g_error("the Loki simulator did not start");
+		g_error("the %s simulator did not start", what);
 	}
 	return g_strdup_printf("http://127.0.0.1:%s", line + 5);
+}
+
+/**
+ * sfl_test_loki_sim_start:
+ * @args: (nullable): extra arguments for the simulator
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the base URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("loki_sim.py", "Loki",
+				  "protoc, python3-snappy and python3-protobuf", args, out_proc);
 }
 
 /**
@@ -149,34 +162,31 @@ sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
 gchar *
 sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc)
 {
-	g_autofree gchar *script =
-		g_test_build_filename(G_TEST_DIST, "sim", "salesforce_sim.py", NULL);
-	g_autoptr(GPtrArray) argv = g_ptr_array_new();
-	g_autoptr(GDataInputStream) out = NULL;
-	g_autoptr(GError) error = NULL;
-	g_autofree gchar *line = NULL;
-	GSubprocess *proc;
+	return sfl_test_sim_start("salesforce_sim.py", "Salesforce",
+				  "python3-jwt and python3-cryptography", args, out_proc);
+}
 
-	g_ptr_array_add(argv, (gpointer) "/usr/bin/python3");
-	g_ptr_array_add(argv, script);
-	for (guint i = 0; args != NULL && args[i] != NULL; i++)
-		g_ptr_array_add(argv, (gpointer)args[i]);
-	g_ptr_array_add(argv, NULL);
-	proc = sfl_test_sim_spawn((const gchar *const *)argv->pdata, &error);
-	g_assert_no_error(error);
-	*out_proc = proc;
-	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(proc));
-	/* blocks until the simulator listens or exits */
-	line = g_data_input_stream_read_line(out, NULL, NULL, &error);
-	g_assert_no_error(error);
-	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
-		g_subprocess_wait(proc, NULL, NULL);
-		if (g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 77) {
-			g_test_skip("the Salesforce simulator needs python3-jwt and "
-				    "python3-cryptography");
-			return NULL;
-		}
-		g_error("the Salesforce simulator did not start");
+/**
+ * sfl_test_write_rsa_key:
+ * @priv_path: where the private key goes (PEM)
+ * @pub_path: (nullable): where the public key goes (PEM)
+ */
+void
+sfl_test_write_rsa_key(const gchar *priv_path, const gchar *pub_path)
+{
+	EVP_PKEY *key = EVP_RSA_gen(2048);
+	FILE *f = NULL;
+
+	g_assert_nonnull(key);
+	f = fopen(priv_path, "w");
+	g_assert_nonnull(f);
+	g_assert_cmpint(PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL), ==, 1);
+	fclose(f);
+	if (pub_path != NULL) {
+		f = fopen(pub_path, "w");
+		g_assert_nonnull(f);
+		g_assert_cmpint(PEM_write_PUBKEY(f, key), ==, 1);
+		fclose(f);
 	}
-	return g_strdup_printf("http://127.0.0.1:%s", line + 5);
+	EVP_PKEY_free(key);
 }

@@ -25,6 +25,10 @@ gchar *sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
  */
 gchar *sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc);
 
+/* a fresh 2048-bit RSA key: the private PEM at @priv_path, the public PEM at @pub_path
+ * (optional), for the JWT flow against the Salesforce simulator */
+void sfl_test_write_rsa_key(const gchar *priv_path, const gchar *pub_path);
+
 /* a control call to a simulator at @base (e.g. http://127.0.0.1:PORT); the parsed answer */
 json_t *sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method,
 			     const gchar *path, const gchar *json);

@@ -8,8 +8,6 @@
 
 #include <gio/gio.h>
 #include <jansson.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <signal.h>
 #include <string.h>
 
@@ -46,26 +44,6 @@ typedef struct {
 	gboolean skip;
 } Fx;
 
-static void
-write_key(const gchar *priv_path, const gchar *pub_path)
-{
-	EVP_PKEY *key = EVP_RSA_gen(2048);
-	FILE *f = NULL;
-
-	g_assert_nonnull(key);
-	f = fopen(priv_path, "w");
-	g_assert_nonnull(f);
-	g_assert_cmpint(PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL), ==, 1);
-	fclose(f);
-	if (pub_path != NULL) {
-		f = fopen(pub_path, "w");
-		g_assert_nonnull(f);
-		g_assert_cmpint(PEM_write_PUBKEY(f, key), ==, 1);
-		fclose(f);
-	}
-	EVP_PKEY_free(key);
-}
-
 static gchar *
 iso(gint64 usec)
 {
@@ -87,8 +65,8 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml)
 	fx->wrong_key_path = g_build_filename(fx->dir, "wrong.pem", NULL);
 	fx->config = g_build_filename(fx->dir, "config.yaml", NULL);
 	fx->state = g_build_filename(fx->dir, "state.json", NULL);
-	write_key(fx->key_path, fx->pub_path);
-	write_key(fx->wrong_key_path, NULL);
+	sfl_test_write_rsa_key(fx->key_path, fx->pub_path);
+	sfl_test_write_rsa_key(fx->wrong_key_path, NULL);
 	dataset_path = g_build_filename(fx->dir, "dataset.json", NULL);
 	g_assert_true(g_file_set_contents(dataset_path, dataset, -1, &error));
 	{

@@ -6,8 +6,6 @@
 
 #include "config.h"
 
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <string.h>
 
 #include "sfl-checkpoint-store.h"
@@ -205,21 +203,9 @@ fx_wait(Fx *fx, gboolean (*cond)(Fx *fx, gpointer data), gpointer data, const gc
 static void
 fx_write_keys(Fx *fx)
 {
-	EVP_PKEY *key = EVP_RSA_gen(2048);
-	FILE *f = NULL;
-
-	g_assert_nonnull(key);
 	fx->key_path = g_build_filename(fx->dir, "key.pem", NULL);
 	fx->pub_path = g_build_filename(fx->dir, "pub.pem", NULL);
-	f = fopen(fx->key_path, "w");
-	g_assert_nonnull(f);
-	g_assert_cmpint(PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL), ==, 1);
-	fclose(f);
-	f = fopen(fx->pub_path, "w");
-	g_assert_nonnull(f);
-	g_assert_cmpint(PEM_write_PUBKEY(f, key), ==, 1);
-	fclose(f);
-	EVP_PKEY_free(key);
+	sfl_test_write_rsa_key(fx->key_path, fx->pub_path);
 }
 
 /* starts the simulator with @dataset and loads a config made of the salesforce section plus
