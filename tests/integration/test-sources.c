@@ -756,6 +756,89 @@ test_elf_garbage_checkpoint(void)
 	fx_teardown(&fx);
 }
 
+static void
+test_elf_shaping_and_labels(void)
+{
+	Fx fx = { 0 };
+	g_autoptr(GError) error = NULL;
+	gint64 now = g_get_real_time();
+	const gchar *csv = "\"EVENT_TYPE\",\"REQUEST_ID\",\"USER_ID\",\"USER_TYPE\",\"CLIENT_IP\","
+			   "\"TIMESTAMP_DERIVED\"\n"
+			   "\"API\",\"Q1\",\"005A\",\"Standard\",\"10.1.2.3\","
+			   "\"2026-11-30T04:00:00.000Z\"\n"
+			   "\"API\",\"Q2\",\"005B\",\"Automated\",\"10.1.2.4\","
+			   "\"2026-11-30T04:00:01.000Z\"\n"
+			   "\"API\",\"Q3\",\"005C\",\"Standard\",\"10.1.2.5\","
+			   "\"2026-11-30T04:00:02.000Z\"\n";
+	g_autofree gchar *quoted = json_quote(csv);
+	g_autofree gchar *csvfield = g_strdup_printf("\"csv\": %s", quoted);
+	g_autofree gchar *file =
+		elf_dataset("0ATSIM0000000006", now - 2 * G_TIME_SPAN_HOUR, csvfield);
+	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
+	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000006" };
+	TestRow *row = NULL;
+
+	fx_setup(&fx, dataset,
+		 "  eventlogfile:\n    enabled: true\n"
+		 "    event_types: [{name: Login, labels: [USER_TYPE]}]\n"
+		 "    transforms:\n"
+		 "      - {action: mask, fields: [CLIENT_IP]}\n"
+		 "      - {action: drop_row, name: no-robots, match: {USER_TYPE: 'Auto*'}}\n",
+		 1000);
+	if (fx.skip)
+		return;
+	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
+						    &fx.config->data.sources, NULL, &error)));
+	g_assert_no_error(error);
+	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
+	/* the dropped row is gone, the file still completes on the last kept row */
+	g_assert_cmpuint(fx.sink->rows->len, ==, 2);
+	g_assert_cmpuint(sfl_source_counters(fx.source)->rows_filtered, ==, 1);
+	row = g_ptr_array_index(fx.sink->rows, 0);
+	g_assert_cmpstr(row->labels, ==,
+			"{USER_TYPE=\"Standard\",event_type=\"Login\",job=\"sf2loki\","
+			"source=\"eventlogfile\"}");
+	g_assert_nonnull(strstr(row->line, "\"CLIENT_IP\": \"10.1.2.x\""));
+	g_assert_nonnull(strstr(((TestRow *)g_ptr_array_index(fx.sink->rows, 1))->line,
+				"\"REQUEST_ID\": \"Q3\""));
+	fx_teardown(&fx);
+}
+
+static void
+test_elf_abandon_old_file(void)
+{
+	Fx fx = { 0 };
+	g_autoptr(GError) error = NULL;
+	gint64 now = g_get_real_time();
+	g_autofree gchar *old = elf_dataset("0ATSIM0000000007", now - 3 * G_TIME_SPAN_HOUR,
+					    "\"generate\": {\"rows\": 5, \"kind\": \"API\", "
+					    "\"seed\": 7}");
+	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", old);
+	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000007" };
+	json_t *answer = NULL;
+
+	fx_setup(&fx, dataset,
+		 "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n"
+		 "    download_max_age: 1h\n",
+		 1000);
+	if (fx.skip)
+		return;
+	answer = sfl_test_sim_control(
+		fx.loop, fx.sf_base, "POST", "/control/fault",
+		"{\"match\": \"logfile\", \"count\": 5, \"status\": 500, "
+		"\"error_code\": \"UNKNOWN_EXCEPTION\", \"message\": \"boom\"}");
+	json_decref(answer);
+	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
+						    &fx.config->data.sources, NULL, &error)));
+	g_assert_no_error(error);
+	/* older than download_max_age and failing: the cursor moves past it, nothing is sent */
+	fx_wait(&fx, fx_has_commit, &commit, "the abandoned file in the checkpoint");
+	g_assert_cmpuint(sfl_elf_source_get_counters(SFL_ELF_SOURCE(fx.source))->files_abandoned,
+			 ==, 1);
+	g_assert_cmpuint(fx.sink->rows->len, ==, 0);
+	fx_teardown(&fx);
+}
+
 /* --- polled objects ------------------------------------------------------------------------- */
 
 static gchar *
@@ -1000,6 +1083,8 @@ main(int argc, char **argv)
 	g_test_add_func("/sources/elf/throttled", test_elf_throttled);
 	g_test_add_func("/sources/elf/discovery-throttled", test_elf_discovery_throttled);
 	g_test_add_func("/sources/elf/garbage-checkpoint", test_elf_garbage_checkpoint);
+	g_test_add_func("/sources/elf/shaping-and-labels", test_elf_shaping_and_labels);
+	g_test_add_func("/sources/elf/abandon-old-file", test_elf_abandon_old_file);
 	g_test_add_func("/sources/objects/ties", test_objects_ties);
 	g_test_add_func("/sources/objects/big-object-tie", test_objects_big_object_tie);
 	g_test_add_func("/sources/objects/big-object-tie-overflow",
