@@ -52,7 +52,7 @@ test: $(TEST_BUILD_DIR)/.configured
 	@sh scripts/test-summary.sh $(TEST_BUILD_DIR)
 
 bench: build
-	$(MESON) compile -C $(BUILD_DIR) bench-config bench-sink-encode bench-pipeline bench-elf
+	$(MESON) compile -C $(BUILD_DIR) bench-config bench-sink-encode bench-pipeline bench-elf bench-metrics
 	$(MESON) test -C $(BUILD_DIR) --benchmark --verbose
 
 fuzz:

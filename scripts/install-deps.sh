@@ -14,6 +14,7 @@ PACKAGES="
 	python3-avro python3-jwt python3-botocore
 	gcc-mingw-w64-x86-64 wine wine64
 	systemd openssl procps gcovr
+	prometheus
 "
 
 missing=""

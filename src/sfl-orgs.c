@@ -355,6 +355,7 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 		.metadata_fields = (const gchar *const *)d->sink.loki.structured_metadata_fields,
 	};
 
+	g_object_set_data_full(G_OBJECT(source), "sfl-org", g_strdup(org->name), g_free);
 	g_ptr_array_add(self->running, source);
 	sfl_source_start(source, &ctx);
 }
@@ -439,4 +440,35 @@ sfl_orgs_get_totals(SflOrgs *self, SflSourceCounters *totals)
 		totals->errors += c->errors;
 		totals->throttled += c->throttled;
 	}
+}
+
+/**
+ * sfl_orgs_status:
+ * @self: the orgs
+ *
+ * Returns: (transfer full): a JSON array, one object per running source
+ */
+json_t *
+sfl_orgs_status(SflOrgs *self)
+{
+	json_t *out = json_array();
+
+	for (guint i = 0; i < self->running->len; i++) {
+		SflSource *source = g_ptr_array_index(self->running, i);
+		SflSourceCounters *c = sfl_source_counters(source);
+		const gchar *org = g_object_get_data(G_OBJECT(source), "sfl-org");
+
+		json_array_append_new(
+			out,
+			json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "org",
+				  org != NULL ? org : "", "source", sfl_source_get_name(source),
+				  "rows_read", (json_int_t)c->rows_read, "entries_offered",
+				  (json_int_t)c->entries_offered, "checkpoint_tokens",
+				  (json_int_t)c->checkpoint_tokens, "rows_filtered",
+				  (json_int_t)c->rows_filtered, "rows_sampled_out",
+				  (json_int_t)c->rows_sampled_out, "timestamp_fallbacks",
+				  (json_int_t)c->timestamp_fallbacks, "errors",
+				  (json_int_t)c->errors, "throttled", (json_int_t)c->throttled));
+	}
+	return out;
 }

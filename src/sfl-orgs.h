@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <jansson.h>
 
 #include "sfl-clock.h"
 #include "sfl-config.h"
@@ -49,6 +50,9 @@ void sfl_orgs_notify_writable(SflOrgs *self, SflLane lane);
 /* stops and drops the term's sources */
 void sfl_orgs_stop_sources(SflOrgs *self);
 guint sfl_orgs_get_n_sources(SflOrgs *self);
+
+/* one object per running source: org, name and counters (for /statusz) */
+json_t *sfl_orgs_status(SflOrgs *self) G_GNUC_WARN_UNUSED_RESULT;
 
 /* totals over the running sources, for the progress line */
 void sfl_orgs_get_totals(SflOrgs *self, SflSourceCounters *totals);

@@ -16,6 +16,7 @@
 #include "sfl-error.h"
 #include "sfl-leadership.h"
 #include "sfl-loki-sink.h"
+#include "sfl-health-server.h"
 #include "sfl-orgs.h"
 #include "sfl-pipeline.h"
 #include "sfl-platform.h"
@@ -53,6 +54,9 @@ typedef struct {
 	SflSink *sink;
 	SflPipeline *pipeline; /* the current leadership term's, or NULL */
 	SflOrgs *orgs;
+	SflCoordinator *coordinator;
+	SflHealthServer *health;
+	gint64 started_at;     /* monotonic */
 	GCancellable *startup; /* cancelled by a stop during the start-up probe */
 	GSource *progress_source;
 	gint64 progress_at;    /* monotonic time of the last progress line */
@@ -398,6 +402,7 @@ sfl_run_status_changed(SflLeadership *leadership, const gchar *status, gpointer 
 static void
 sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 {
+	g_clear_pointer(&runner->health, sfl_health_server_free);
 	sfl_runner_remove_os_stop(runner);
 	if (stop_sources != NULL) {
 		for (guint i = 0; i < stop_sources->len; i++)
@@ -442,6 +447,121 @@ sfl_run_open_store(SflRunner *runner, GError **error)
 	g_message("checkpoint store ready (%s)",
 		  sfl_config_enum_name("state.store", runner->config->data.state.store));
 	return g_steal_pointer(&store);
+}
+
+/* /readyz: ready only while this replica leads and runs its pipeline (original §6.5) */
+static gboolean
+sfl_run_health_ready(gpointer user_data, gchar **reason)
+{
+	SflRunner *runner = user_data;
+
+	if (runner->state != SFL_RUN_STATE_RUNNING) {
+		*reason = g_strdup("not ready: stopping");
+		return FALSE;
+	}
+	if (runner->leadership == NULL) {
+		*reason = g_strdup("not ready");
+		return FALSE;
+	}
+	switch (sfl_leadership_get_readiness(runner->leadership)) {
+	case SFL_READINESS_READY:
+		return TRUE;
+	case SFL_READINESS_STANDBY:
+		*reason = g_strdup("standby");
+		return FALSE;
+	case SFL_READINESS_STARTING:
+		break;
+	}
+	*reason = g_strdup("not ready");
+	return FALSE;
+}
+
+/* a first /metrics: the gauges operators alert on, every one present on every scrape */
+static gchar *
+sfl_run_health_metrics(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	SflPipelineCounters counters = { 0 };
+	SflSourceCounters totals = { 0 };
+	gboolean leader = runner->pipeline != NULL;
+	GString *out = g_string_new(NULL);
+
+	if (runner->pipeline != NULL)
+		sfl_pipeline_get_counters(runner->pipeline, &counters);
+	if (runner->orgs != NULL)
+		sfl_orgs_get_totals(runner->orgs, &totals);
+	g_string_append_printf(out,
+			       "# HELP sf2loki_build_info Build information.\n"
+			       "# TYPE sf2loki_build_info gauge\n"
+			       "sf2loki_build_info{version=\"%s\"} 1\n"
+			       "# HELP sf2loki_leader 1 while this replica holds leadership.\n"
+			       "# TYPE sf2loki_leader gauge\n"
+			       "sf2loki_leader %d\n"
+			       "# HELP sf2loki_queue_depth Entries queued in the lanes.\n"
+			       "# TYPE sf2loki_queue_depth gauge\n"
+			       "sf2loki_queue_depth %u\n"
+			       "# HELP sf2loki_rows_read Rows read from Salesforce this term.\n"
+			       "# TYPE sf2loki_rows_read gauge\n"
+			       "sf2loki_rows_read %" G_GUINT64_FORMAT "\n"
+			       "# HELP sf2loki_entries_pushed Entries Loki accepted this term.\n"
+			       "# TYPE sf2loki_entries_pushed gauge\n"
+			       "sf2loki_entries_pushed %" G_GUINT64_FORMAT "\n",
+			       PACKAGE_VERSION, leader ? 1 : 0,
+			       counters.queue_depth[SFL_LANE_BULK] +
+				       counters.queue_depth[SFL_LANE_STREAMING],
+			       totals.rows_read, counters.pushed_entries);
+	return g_string_free(out, FALSE);
+}
+
+/* /statusz: a snapshot an operator can read; nothing secret is ever in it */
+static gchar *
+sfl_run_health_status(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	SflPipelineCounters c = { 0 };
+	json_t *doc = json_object();
+	json_t *pipeline = NULL;
+	gchar *text = NULL;
+
+	json_object_set_new(doc, "version", json_string(PACKAGE_VERSION));
+	json_object_set_new(
+		doc, "uptime_seconds",
+		json_integer((g_get_monotonic_time() - runner->started_at) / G_USEC_PER_SEC));
+	json_object_set_new(
+		doc, "readiness",
+		json_string(runner->leadership != NULL
+				    ? sfl_readiness_to_string(
+					      sfl_leadership_get_readiness(runner->leadership))
+				    : "starting"));
+	if (runner->coordinator != NULL) {
+		const gchar *holder = sfl_coordinator_get_holder(runner->coordinator);
+		json_object_set_new(
+			doc, "leadership",
+			json_pack("{s:s?, s:I, s:b}", "holder", holder, "epoch",
+				  (json_int_t)sfl_coordinator_get_epoch(runner->coordinator),
+				  "leader", runner->pipeline != NULL));
+	}
+	if (runner->pipeline != NULL) {
+		sfl_pipeline_get_counters(runner->pipeline, &c);
+		pipeline = json_pack(
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"pushed_entries", (json_int_t)c.pushed_entries, "pushed_bytes",
+			(json_int_t)c.pushed_bytes, "dropped_bad_request",
+			(json_int_t)c.dropped_bad_request, "dropped_oversized_413",
+			(json_int_t)c.dropped_oversized_413, "dropped_other",
+			(json_int_t)c.dropped_other, "retries", (json_int_t)c.retries, "commits",
+			(json_int_t)c.commits, "commit_retries", (json_int_t)c.commit_retries,
+			"bulk_depth", (json_int_t)c.queue_depth[SFL_LANE_BULK], "bulk_bytes",
+			(json_int_t)c.queue_bytes[SFL_LANE_BULK], "streaming_depth",
+			(json_int_t)c.queue_depth[SFL_LANE_STREAMING], "streaming_bytes",
+			(json_int_t)c.queue_bytes[SFL_LANE_STREAMING]);
+		json_object_set_new(doc, "pipeline", pipeline);
+	}
+	json_object_set_new(doc, "sources",
+			    runner->orgs != NULL ? sfl_orgs_status(runner->orgs) : json_array());
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(doc);
+	return text;
 }
 
 static void
@@ -517,6 +637,24 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	sfl_runner_install_os_stop(&runner);
 
 	sfl_run_log_banner(config);
+	runner.started_at = g_get_monotonic_time();
+	{
+		const SflHealthCallbacks health = {
+			.ready = sfl_run_health_ready,
+			.metrics = sfl_run_health_metrics,
+			.status = sfl_run_health_status,
+		};
+		runner.health = sfl_health_server_new(config->data.service.health_addr, &health,
+						      &runner, error);
+		if (runner.health == NULL) {
+			sfl_run_teardown(&runner, stop_sources);
+			return FALSE;
+		}
+		g_message("health server listening on %s (port %u): /healthz /readyz /metrics "
+			  "/statusz",
+			  config->data.service.health_addr,
+			  sfl_health_server_get_port(runner.health));
+	}
 
 	/*
 	 * start-up: the sink, coordinator and sources start here as they arrive, after the
@@ -572,6 +710,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		return FALSE;
 	}
 	runner.orgs = orgs;
+	runner.coordinator = coordinator;
 	runner.store = store;
 	runner.sink = sink;
 	leadership = sfl_leadership_new(store, coordinator, sfl_app_coordinator_is_fenced(config));
@@ -600,6 +739,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_clear_object(&leadership);
 	g_clear_object(&coordinator);
 	runner.orgs = NULL;
+	runner.coordinator = NULL;
 	g_clear_pointer(&orgs, sfl_orgs_free);
 	runner.sink = NULL;
 	runner.store = NULL;

@@ -132,6 +132,8 @@ replica_start(Fixture *fx, const gchar *name)
 	gchar **envp = g_new0(gchar *, 1);
 
 	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
+	/* an ephemeral health port: daemons of parallel tests never compete for :8080 */
+	envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", "127.0.0.1:0", FALSE);
 	envp = g_environ_setenv(envp, "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", name, TRUE);
 	for (guint i = 0; passed[i] != NULL; i++) {
 		if (g_getenv(passed[i]) != NULL)

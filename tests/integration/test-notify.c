@@ -331,6 +331,8 @@ test_notify_spawn(TestNotifyFixture *fx, const gchar *first_name, ...)
 	g_assert_nonnull(bin);
 	envp = g_environ_setenv(envp, "PATH", path != NULL ? path : "/usr/bin:/bin", TRUE);
 	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
+	/* an ephemeral health port: daemons of parallel tests never compete for :8080 */
+	envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", "127.0.0.1:0", FALSE);
 	for (guint i = 0; passed[i] != NULL; i++) {
 		const gchar *value = g_getenv(passed[i]);
 		if (value != NULL)

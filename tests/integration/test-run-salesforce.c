@@ -148,6 +148,8 @@ fx_start_run(Fx *fx)
 	g_auto(GStrv) envp = g_new0(gchar *, 1);
 
 	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
+	/* an ephemeral health port: daemons of parallel tests never compete for :8080 */
+	envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", "127.0.0.1:0", FALSE);
 	for (guint i = 0; passed[i] != NULL; i++) {
 		if (g_getenv(passed[i]) != NULL)
 			envp = g_environ_setenv(envp, passed[i], g_getenv(passed[i]), TRUE);

@@ -1,0 +1,166 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflHealth"
+
+#include "config.h"
+
+#include "sfl-health-server.h"
+
+#include <libsoup/soup.h>
+#include <string.h>
+
+#include "sfl-error.h"
+
+struct _SflHealthServer {
+	SoupServer *server;
+	SflHealthCallbacks callbacks;
+	gpointer user_data;
+	guint port;
+};
+
+static void
+sfl_health_reply(SoupServerMessage *msg, guint status, const gchar *content_type, const gchar *body)
+{
+	soup_server_message_set_status(msg, status, NULL);
+	soup_server_message_set_response(msg, content_type, SOUP_MEMORY_COPY, body, strlen(body));
+}
+
+/* only GET and HEAD; FALSE when the request was answered already */
+static gboolean
+sfl_health_method_ok(SoupServerMessage *msg)
+{
+	const gchar *method = soup_server_message_get_method(msg);
+
+	if (g_str_equal(method, "GET") || g_str_equal(method, "HEAD"))
+		return TRUE;
+	soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Allow",
+				     "GET, HEAD");
+	sfl_health_reply(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			 "method not allowed\n");
+	return FALSE;
+}
+
+static void
+sfl_health_handler(SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
+		   gpointer user_data)
+{
+	SflHealthServer *self = user_data;
+
+	if (!sfl_health_method_ok(msg))
+		return;
+	if (g_str_equal(path, "/healthz")) {
+		sfl_health_reply(msg, SOUP_STATUS_OK, "text/plain; charset=utf-8", "ok\n");
+	} else if (g_str_equal(path, "/readyz")) {
+		gchar *reason = NULL;
+		gboolean ready = self->callbacks.ready == NULL ||
+				 self->callbacks.ready(self->user_data, &reason);
+		g_autofree gchar *body = g_strdup_printf(
+			"%s\n", ready ? "ready" : (reason != NULL ? reason : "not ready"));
+		g_free(reason);
+		sfl_health_reply(msg, ready ? SOUP_STATUS_OK : SOUP_STATUS_SERVICE_UNAVAILABLE,
+				 "text/plain; charset=utf-8", body);
+	} else if (g_str_equal(path, "/metrics") && self->callbacks.metrics != NULL) {
+		g_autofree gchar *body = self->callbacks.metrics(self->user_data);
+		sfl_health_reply(msg, SOUP_STATUS_OK, "text/plain; version=0.0.4; charset=utf-8",
+				 body);
+	} else if (g_str_equal(path, "/statusz") && self->callbacks.status != NULL) {
+		g_autofree gchar *body = self->callbacks.status(self->user_data);
+		sfl_health_reply(msg, SOUP_STATUS_OK, "application/json", body);
+	} else {
+		sfl_health_reply(msg, SOUP_STATUS_NOT_FOUND, "text/plain; charset=utf-8",
+				 "not found\n");
+	}
+}
+
+/* "host:port", "[v6]:port" or ":port" (every interface) */
+static gboolean
+sfl_health_parse_addr(const gchar *addr, gchar **host, guint *port, GError **error)
+{
+	const gchar *colon = strrchr(addr, ':');
+	guint64 value = 0;
+
+	if (colon == NULL || !g_ascii_string_to_unsigned(colon + 1, 10, 0, 65535, &value, NULL)) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+			    "service.health_addr: expected host:port, got '%s'", addr);
+		return FALSE;
+	}
+	*port = (guint)value;
+	*host = g_strndup(addr, colon - addr);
+	if ((*host)[0] == '[' && g_str_has_suffix(*host, "]")) {
+		gchar *inner = g_strndup(*host + 1, strlen(*host) - 2);
+		g_free(*host);
+		*host = inner;
+	}
+	return TRUE;
+}
+
+/**
+ * sfl_health_server_new:
+ * @addr: service.health_addr
+ * @callbacks: what /readyz, /metrics and /statusz report
+ * @user_data: for the callbacks
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): a listening server, or %NULL with @error set (the
+ *   address is named, e.g. when the port is taken)
+ */
+SflHealthServer *
+sfl_health_server_new(const gchar *addr, const SflHealthCallbacks *callbacks, gpointer user_data,
+		      GError **error)
+{
+	g_autoptr(SflHealthServer) self = g_new0(SflHealthServer, 1);
+	g_autofree gchar *host = NULL;
+	g_autoptr(GError) local = NULL;
+	GSList *uris = NULL;
+	guint port = 0;
+	gboolean ok = FALSE;
+
+	g_return_val_if_fail(addr != NULL && callbacks != NULL, NULL);
+	if (!sfl_health_parse_addr(addr, &host, &port, error))
+		return NULL;
+	self->callbacks = *callbacks;
+	self->user_data = user_data;
+	self->server = soup_server_new("server-header", "sf2loki/" PACKAGE_VERSION, NULL);
+	soup_server_add_handler(self->server, NULL, sfl_health_handler, self, NULL);
+	if (host[0] == '\0') {
+		ok = soup_server_listen_all(self->server, port, 0, &local);
+	} else {
+		g_autoptr(GSocketAddress) sa = g_inet_socket_address_new_from_string(host, port);
+		if (sa == NULL) {
+			g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+				    "service.health_addr: '%s' is not an IP address", host);
+			return NULL;
+		}
+		ok = soup_server_listen(self->server, sa, 0, &local);
+	}
+	if (!ok) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+			    "cannot listen on service.health_addr %s: %s", addr, local->message);
+		return NULL;
+	}
+	uris = soup_server_get_uris(self->server);
+	if (uris != NULL)
+		self->port = (guint)g_uri_get_port(uris->data);
+	g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
+	return g_steal_pointer(&self);
+}
+
+void
+sfl_health_server_free(SflHealthServer *self)
+{
+	if (self == NULL)
+		return;
+	if (self->server != NULL) {
+		soup_server_disconnect(self->server);
+		g_object_unref(self->server);
+	}
+	g_free(self);
+}
+
+guint
+sfl_health_server_get_port(SflHealthServer *self)
+{
+	return self->port;
+}
