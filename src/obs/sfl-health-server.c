@@ -136,7 +136,8 @@ sfl_health_server_new(const gchar *addr, const SflHealthCallbacks *callbacks, gp
 		ok = soup_server_listen(self->server, sa, 0, &local);
 	}
 	if (!ok) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+		/* a runtime failure (exit 1): the port may be free again when restarted */
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
 			    "cannot listen on service.health_addr %s: %s", addr, local->message);
 		return NULL;
 	}

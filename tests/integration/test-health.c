@@ -81,7 +81,7 @@ child_setup(gpointer user_data)
 }
 
 static Daemon *
-daemon_start(Fx *fx, const gchar *holder)
+daemon_start_with(Fx *fx, const gchar *holder, const gchar *health_addr)
 {
 	g_autoptr(GSubprocessLauncher) l =
 		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
@@ -92,6 +92,8 @@ daemon_start(Fx *fx, const gchar *holder)
 
 	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
 	envp = g_environ_setenv(envp, "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", holder, TRUE);
+	if (health_addr != NULL)
+		envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", health_addr, TRUE);
 	for (guint i = 0; passed[i] != NULL; i++) {
 		if (g_getenv(passed[i]) != NULL)
 			envp = g_environ_setenv(envp, passed[i], g_getenv(passed[i]), TRUE);
@@ -104,6 +106,12 @@ daemon_start(Fx *fx, const gchar *holder)
 	d->err = g_data_input_stream_new(g_subprocess_get_stderr_pipe(d->proc));
 	daemon_read_next(d);
 	return d;
+}
+
+static Daemon *
+daemon_start(Fx *fx, const gchar *holder)
+{
+	return daemon_start_with(fx, holder, NULL);
 }
 
 static gboolean
@@ -297,6 +305,20 @@ test_endpoints(void)
 	g_assert_cmpuint(status, ==, 404);
 	post = http_call(&fx, leader, "POST", "/healthz", &status);
 	g_assert_cmpuint(status, ==, 405);
+
+	/* a third replica on the leader's port fails its start, naming the address */
+	{
+		g_autofree gchar *taken = g_strdup_printf("127.0.0.1:%u", leader->port);
+		Daemon *third = daemon_start_with(&fx, "replica-c", taken);
+		while (!third->eof)
+			g_main_context_iteration(NULL, TRUE);
+		g_assert_true(g_subprocess_wait(third->proc, NULL, NULL));
+		g_assert_true(g_subprocess_get_if_exited(third->proc));
+		g_assert_cmpint(g_subprocess_get_exit_status(third->proc), ==, 1);
+		g_clear_object(&third->err);
+		g_clear_object(&third->proc);
+		g_free(third);
+	}
 
 	daemon_stop(&fx, standby);
 	daemon_stop(&fx, leader);
