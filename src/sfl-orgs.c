@@ -338,7 +338,7 @@ sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
 
 static void
 sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *pipeline,
-		   SflCheckpointStore *store)
+		   SflCheckpointStore *store, SflMetrics *metrics)
 {
 	const SflConfigData *d = &self->config->data;
 	g_auto(GStrv) labels = sfl_orgs_static_labels(self, org);
@@ -353,6 +353,7 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 		.static_labels = (const gchar *const *)labels,
 		.key_prefix = prefix,
 		.metadata_fields = (const gchar *const *)d->sink.loki.structured_metadata_fields,
+		.metrics = metrics,
 	};
 
 	g_object_set_data_full(G_OBJECT(source), "sfl-org", g_strdup(org->name), g_free);
@@ -361,7 +362,8 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 }
 
 void
-sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store)
+sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
+		       SflMetrics *metrics)
 {
 	for (guint i = 0; i < self->orgs->len; i++) {
 		SflOrg *org = g_ptr_array_index(self->orgs, i);
@@ -378,7 +380,8 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 			if (elf == NULL)
 				g_critical("eventlogfile: %s", error->message);
 			else
-				sfl_orgs_start_one(self, SFL_SOURCE(elf), org, pipeline, store);
+				sfl_orgs_start_one(self, SFL_SOURCE(elf), org, pipeline, store,
+						   metrics);
 		}
 		g_clear_error(&error);
 		if (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0) {
@@ -387,7 +390,8 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 			if (objs == NULL)
 				g_critical("eventlog_objects: %s", error->message);
 			else
-				sfl_orgs_start_one(self, SFL_SOURCE(objs), org, pipeline, store);
+				sfl_orgs_start_one(self, SFL_SOURCE(objs), org, pipeline, store,
+						   metrics);
 		}
 	}
 }

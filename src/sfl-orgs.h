@@ -44,7 +44,8 @@ void sfl_orgs_probe_async(SflOrgs *self, GCancellable *cancellable, GAsyncReadyC
 gboolean sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **error);
 
 /* builds and starts every enabled source of every org on @pipeline */
-void sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store);
+void sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
+			    SflMetrics *metrics);
 /* the pipeline reports @lane writable */
 void sfl_orgs_notify_writable(SflOrgs *self, SflLane lane);
 /* stops and drops the term's sources */

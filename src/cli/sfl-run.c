@@ -17,6 +17,7 @@
 #include "sfl-leadership.h"
 #include "sfl-loki-sink.h"
 #include "sfl-health-server.h"
+#include "sfl-metrics.h"
 #include "sfl-orgs.h"
 #include "sfl-pipeline.h"
 #include "sfl-platform.h"
@@ -56,6 +57,9 @@ typedef struct {
 	SflOrgs *orgs;
 	SflCoordinator *coordinator;
 	SflHealthServer *health;
+	SflMetrics *metrics;
+	SflSeries *leader_gauge;
+	SflSeries *queue_gauge;
 	gint64 started_at;     /* monotonic */
 	GCancellable *startup; /* cancelled by a stop during the start-up probe */
 	GSource *progress_source;
@@ -346,7 +350,8 @@ sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
 	runner->pipeline = sfl_pipeline_new(&runner->config->data.sink.loki.batch, runner->sink,
 					    runner->store, clock);
 	sfl_pipeline_set_callbacks(runner->pipeline, &callbacks, runner);
-	sfl_orgs_start_sources(runner->orgs, runner->pipeline, runner->store);
+	sfl_pipeline_set_metrics(runner->pipeline, runner->metrics);
+	sfl_orgs_start_sources(runner->orgs, runner->pipeline, runner->store, runner->metrics);
 	g_message("leader: pipeline run started with %u source(s)",
 		  sfl_orgs_get_n_sources(runner->orgs));
 	runner->progress_at = g_get_monotonic_time();
@@ -403,6 +408,7 @@ static void
 sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 {
 	g_clear_pointer(&runner->health, sfl_health_server_free);
+	g_clear_pointer(&runner->metrics, sfl_metrics_unref);
 	sfl_runner_remove_os_stop(runner);
 	if (stop_sources != NULL) {
 		for (guint i = 0; i < stop_sources->len; i++)
@@ -476,41 +482,42 @@ sfl_run_health_ready(gpointer user_data, gchar **reason)
 	return FALSE;
 }
 
-/* a first /metrics: the gauges operators alert on, every one present on every scrape */
+/* /metrics: the registry, with the gauges that describe the present refreshed first */
 static gchar *
 sfl_run_health_metrics(gpointer user_data)
 {
 	SflRunner *runner = user_data;
 	SflPipelineCounters counters = { 0 };
-	SflSourceCounters totals = { 0 };
-	gboolean leader = runner->pipeline != NULL;
-	GString *out = g_string_new(NULL);
 
 	if (runner->pipeline != NULL)
 		sfl_pipeline_get_counters(runner->pipeline, &counters);
-	if (runner->orgs != NULL)
-		sfl_orgs_get_totals(runner->orgs, &totals);
-	g_string_append_printf(out,
-			       "# HELP sf2loki_build_info Build information.\n"
-			       "# TYPE sf2loki_build_info gauge\n"
-			       "sf2loki_build_info{version=\"%s\"} 1\n"
-			       "# HELP sf2loki_leader 1 while this replica holds leadership.\n"
-			       "# TYPE sf2loki_leader gauge\n"
-			       "sf2loki_leader %d\n"
-			       "# HELP sf2loki_queue_depth Entries queued in the lanes.\n"
-			       "# TYPE sf2loki_queue_depth gauge\n"
-			       "sf2loki_queue_depth %u\n"
-			       "# HELP sf2loki_rows_read Rows read from Salesforce this term.\n"
-			       "# TYPE sf2loki_rows_read gauge\n"
-			       "sf2loki_rows_read %" G_GUINT64_FORMAT "\n"
-			       "# HELP sf2loki_entries_pushed Entries Loki accepted this term.\n"
-			       "# TYPE sf2loki_entries_pushed gauge\n"
-			       "sf2loki_entries_pushed %" G_GUINT64_FORMAT "\n",
-			       PACKAGE_VERSION, leader ? 1 : 0,
-			       counters.queue_depth[SFL_LANE_BULK] +
-				       counters.queue_depth[SFL_LANE_STREAMING],
-			       totals.rows_read, counters.pushed_entries);
-	return g_string_free(out, FALSE);
+	sfl_series_set(runner->leader_gauge, runner->pipeline != NULL ? 1 : 0);
+	sfl_series_set(runner->queue_gauge, counters.queue_depth[SFL_LANE_BULK] +
+						    counters.queue_depth[SFL_LANE_STREAMING]);
+	return sfl_metrics_render_prometheus(runner->metrics);
+}
+
+/* the instruments the run itself owns; components register theirs when they start */
+static void
+sfl_run_init_metrics(SflRunner *runner)
+{
+	const gchar *version[] = { "version", NULL };
+	SflMetricFamily *build_info = NULL;
+
+	runner->metrics = sfl_metrics_new();
+	build_info = sfl_metrics_gauge(runner->metrics, "sf2loki_build_info",
+				       "Always 1; the version is a label.", version);
+	sfl_series_set(sfl_metric_family_series(build_info, (const gchar *[]){ PACKAGE_VERSION }),
+		       1);
+	runner->leader_gauge = sfl_metric_family_series(
+		sfl_metrics_gauge(runner->metrics, "sf2loki_leader",
+				  "1 while this replica leads and runs the pipeline, else 0.",
+				  NULL),
+		NULL);
+	runner->queue_gauge =
+		sfl_metric_family_series(sfl_metrics_gauge(runner->metrics, "sf2loki_queue_depth",
+							   "Entries queued in both lanes.", NULL),
+					 NULL);
 }
 
 /* /statusz: a snapshot an operator can read; nothing secret is ever in it */
@@ -638,6 +645,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 
 	sfl_run_log_banner(config);
 	runner.started_at = g_get_monotonic_time();
+	sfl_run_init_metrics(&runner);
 	{
 		const SflHealthCallbacks health = {
 			.ready = sfl_run_health_ready,

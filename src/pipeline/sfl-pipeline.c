@@ -111,6 +111,14 @@ struct _SflPipeline {
 	GTask *stop_task;
 	gboolean stopping;
 	gboolean abandoning;
+	/* metrics (NULL without a registry); series are looked up once */
+	SflMetrics *metrics;
+	SflSeries *push_success;
+	SflSeries *push_retried;
+	SflSeries *dropped_bad_request;
+	SflSeries *dropped_oversized;
+	SflSeries *dropped_other;
+	SflSeries *last_success;
 };
 
 G_DEFINE_TYPE(SflPipeline, sfl_pipeline, G_TYPE_OBJECT)
@@ -475,12 +483,55 @@ sfl_delivery_retry_cb(gpointer user_data)
 static void
 sfl_delivery_count_drop(SflPipeline *self, const gchar *reason)
 {
-	if (g_strcmp0(reason, "bad_request") == 0)
+	SflSeries *series = NULL;
+
+	if (g_strcmp0(reason, "bad_request") == 0) {
 		self->counters.dropped_bad_request++;
-	else if (g_strcmp0(reason, "oversized_413") == 0)
+		series = self->dropped_bad_request;
+	} else if (g_strcmp0(reason, "oversized_413") == 0) {
 		self->counters.dropped_oversized_413++;
-	else
+		series = self->dropped_oversized;
+	} else {
 		self->counters.dropped_other++;
+		series = self->dropped_other;
+	}
+	if (series != NULL)
+		sfl_series_inc(series);
+}
+
+/**
+ * sfl_pipeline_set_metrics:
+ * @self: a pipeline
+ * @metrics: (nullable): the registry
+ */
+void
+sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
+{
+	const gchar *outcome[] = { "outcome", NULL };
+	const gchar *reason[] = { "reason", NULL };
+	SflMetricFamily *push = NULL;
+	SflMetricFamily *dropped = NULL;
+	SflMetricFamily *last = NULL;
+
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_clear_pointer(&self->metrics, sfl_metrics_unref);
+	if (metrics == NULL)
+		return;
+	self->metrics = sfl_metrics_ref(metrics);
+	push = sfl_metrics_counter(metrics, "sf2loki_loki_push", "Loki push attempts by outcome.",
+				   outcome);
+	dropped = sfl_metrics_counter(metrics, "sf2loki_loki_entries_dropped",
+				      "Entries Loki rejected for good, by reason.", reason);
+	last = sfl_metrics_gauge(metrics, "sf2loki_last_push_success_timestamp_seconds",
+				 "Unix time of the last accepted push.", NULL);
+	self->push_success = sfl_metric_family_series(push, (const gchar *[]){ "success" });
+	self->push_retried = sfl_metric_family_series(push, (const gchar *[]){ "retried" });
+	self->dropped_bad_request =
+		sfl_metric_family_series(dropped, (const gchar *[]){ "bad_request" });
+	self->dropped_oversized =
+		sfl_metric_family_series(dropped, (const gchar *[]){ "oversized_413" });
+	self->dropped_other = sfl_metric_family_series(dropped, (const gchar *[]){ "permanent" });
+	self->last_success = sfl_metric_family_series(last, NULL);
 }
 
 static void
@@ -512,11 +563,18 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 	case SFL_SINK_OK:
 		self->counters.pushed_entries += part.len;
 		self->counters.pushed_bytes += sfl_batch_get_line_bytes(delivery->part_batch);
+		if (self->push_success != NULL) {
+			sfl_series_inc(self->push_success);
+			sfl_series_set(self->last_success,
+				       (gdouble)sfl_clock_wall_usec(self->clock) / G_USEC_PER_SEC);
+		}
 		sfl_delivery_dispose_part(delivery);
 		sfl_delivery_next(delivery);
 		break;
 	case SFL_SINK_RETRY:
 		self->counters.retries++;
+		if (self->push_retried != NULL)
+			sfl_series_inc(self->push_retried);
 		retry_after = result->retry_after_usec;
 		g_debug("%s lane: push of %u entries to retry (%s)", sfl_lane_to_string(lane->lane),
 			part.len, result->reason != NULL ? result->reason : "no reason");
@@ -864,6 +922,7 @@ sfl_pipeline_finalize(GObject *object)
 	g_clear_pointer(&self->clock, sfl_clock_unref);
 	g_clear_pointer(&self->context, g_main_context_unref);
 	g_clear_pointer(&self->rand, g_rand_free);
+	g_clear_pointer(&self->metrics, sfl_metrics_unref);
 	G_OBJECT_CLASS(sfl_pipeline_parent_class)->finalize(object);
 }
 

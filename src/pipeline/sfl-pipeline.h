@@ -10,6 +10,7 @@
 #include "sfl-clock.h"
 #include "sfl-config.h"
 #include "sfl-entry.h"
+#include "sfl-metrics.h"
 #include "sfl-sink.h"
 
 G_BEGIN_DECLS
@@ -98,6 +99,9 @@ SflPipeline *sfl_pipeline_new(const SflLokiBatchConfig *config, SflSink *sink,
 			      SflCheckpointStore *store, SflClock *clock) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *callbacks,
 				gpointer user_data);
+/* records sf2loki_loki_push, sf2loki_loki_entries_dropped and
+ * sf2loki_last_push_success_timestamp_seconds in @metrics from now on */
+void sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics);
 gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
 gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
 void sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters);

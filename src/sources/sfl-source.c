@@ -22,6 +22,12 @@ typedef struct {
 	gboolean stopped;
 	GArray *waiters; /* SflSourceWaiter, FIFO */
 	SflSourceCounters counters;
+	SflMetricFamily *ingested;
+	SflMetricFamily *lag;
+	/* the series of the last event_type seen: consecutive rows nearly always share it */
+	const gchar *last_event_type;
+	SflSeries *last_ingested;
+	SflSeries *last_lag;
 } SflSourcePrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE(SflSource, sfl_source, G_TYPE_OBJECT)
@@ -77,6 +83,8 @@ sfl_source_finalize(GObject *object)
 	g_strfreev((gchar **)priv->context.static_labels);
 	g_free((gchar *)priv->context.key_prefix);
 	g_strfreev((gchar **)priv->context.metadata_fields);
+	g_clear_pointer(&priv->context.metrics, sfl_metrics_unref);
+	g_free((gchar *)priv->last_event_type);
 	G_OBJECT_CLASS(sfl_source_parent_class)->finalize(object);
 }
 
@@ -156,6 +164,21 @@ sfl_source_start(SflSource *self, const SflSourceContext *context)
 	priv->context.key_prefix = g_strdup(context->key_prefix != NULL ? context->key_prefix : "");
 	priv->context.metadata_fields =
 		(const gchar *const *)g_strdupv((gchar **)context->metadata_fields);
+	if (context->metrics != NULL) {
+		static const gdouble lag_bounds[] = { 1,    5,	  15,	60,    300,   900,
+						      1800, 3600, 7200, 14400, 28800, 86400 };
+		const gchar *ingested_labels[] = { "source", "event_type", NULL };
+		const gchar *lag_labels[] = { "event_type", NULL };
+
+		priv->context.metrics = sfl_metrics_ref(context->metrics);
+		priv->ingested =
+			sfl_metrics_counter(context->metrics, "sf2loki_events_ingested",
+					    "Entries handed to the pipeline.", ingested_labels);
+		priv->lag = sfl_metrics_histogram(
+			context->metrics, "sf2loki_ingest_lag_seconds",
+			"Wall clock minus the entry's timestamp when it is queued.", lag_labels,
+			lag_bounds, G_N_ELEMENTS(lag_bounds));
+	}
 	SFL_SOURCE_GET_CLASS(self)->start(self);
 }
 
@@ -188,6 +211,30 @@ sfl_source_is_stopped(SflSource *self)
 	return priv->stopped;
 }
 
+/* original §1.6 step 2: counted at enqueue, so later drops are still counted here */
+static void
+sfl_source_record_ingest(SflSource *self, SflSourcePrivate *priv, const SflEntry *entry)
+{
+	const gchar *event_type = sfl_labels_lookup(entry->labels, "event_type");
+	gdouble lag = 0;
+
+	if (event_type == NULL)
+		event_type = "unknown";
+	if (priv->last_event_type == NULL || !g_str_equal(priv->last_event_type, event_type)) {
+		const gchar *ingested[] = { priv->name, event_type, NULL };
+		const gchar *lagged[] = { event_type, NULL };
+
+		g_free((gchar *)priv->last_event_type);
+		priv->last_event_type = g_strdup(event_type);
+		priv->last_ingested = sfl_metric_family_series(priv->ingested, ingested);
+		priv->last_lag = sfl_metric_family_series(priv->lag, lagged);
+	}
+	sfl_series_inc(priv->last_ingested);
+	lag = (gdouble)(sfl_clock_wall_usec(priv->context.clock) * 1000 - entry->timestamp_ns) /
+	      1e9;
+	sfl_series_observe(priv->last_lag, lag);
+}
+
 /**
  * sfl_source_offer:
  * @self: a started source
@@ -207,10 +254,13 @@ sfl_source_offer(SflSource *self, SflEntry *entry)
 		return FALSE;
 	if (!sfl_pipeline_offer(priv->context.pipeline, priv->context.lane, entry))
 		return FALSE;
-	if (entry->checkpoint_only)
+	if (entry->checkpoint_only) {
 		priv->counters.checkpoint_tokens++;
-	else
+	} else {
 		priv->counters.entries_offered++;
+		if (priv->ingested != NULL)
+			sfl_source_record_ingest(self, priv, entry);
+	}
 	/* the pipeline took its own reference */
 	sfl_entry_unref(entry);
 	return TRUE;

@@ -9,6 +9,7 @@
 #include "sfl-checkpoint-store.h"
 #include "sfl-clock.h"
 #include "sfl-entry.h"
+#include "sfl-metrics.h"
 #include "sfl-pipeline.h"
 
 G_BEGIN_DECLS
@@ -46,6 +47,8 @@ typedef struct {
 	const gchar *key_prefix;
 	/* sink.loki.structured_metadata_fields */
 	const gchar *const *metadata_fields;
+	/* (nullable) sf2loki_events_ingested and sf2loki_ingest_lag_seconds are recorded here */
+	SflMetrics *metrics;
 } SflSourceContext;
 
 typedef void (*SflSourceWritableFunc)(gpointer user_data);

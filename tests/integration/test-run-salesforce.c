@@ -16,6 +16,7 @@
 #endif
 
 #include "sfl-curl-loop.h"
+#include "sfl-http.h"
 #include "sfl-test-sim.h"
 
 /*
@@ -223,6 +224,48 @@ fx_logged(Fx *fx, const gchar *needle)
 	return FALSE;
 }
 
+/* the daemon's health port, from its "health server listening on …" line */
+static guint
+fx_health_port(Fx *fx)
+{
+	for (guint i = 0; i < fx->lines->len; i++) {
+		const gchar *line = g_ptr_array_index(fx->lines, i);
+		const gchar *at = strstr(line, "health server listening on ");
+		const gchar *port = at != NULL ? strstr(at, "(port ") : NULL;
+		if (port != NULL)
+			return (guint)g_ascii_strtoull(port + 6, NULL, 10);
+	}
+	g_error("no health server line");
+	return 0;
+}
+
+static void
+fx_http_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	GAsyncResult **out = user_data;
+	*out = g_object_ref(result);
+}
+
+static gchar *
+fx_get_metrics(Fx *fx)
+{
+	g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u/metrics", fx_health_port(fx));
+	g_autoptr(GAsyncResult) result = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflHttpResponse) response = NULL;
+	GBytes *body = NULL;
+
+	sfl_http_request_bounded_async(fx->loop, "GET", url, NULL, NULL, 10000, 4 * 1024 * 1024,
+				       NULL, fx_http_done_cb, &result);
+	while (result == NULL)
+		g_main_context_iteration(NULL, TRUE);
+	response = sfl_http_request_finish(result, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(sfl_http_response_get_status(response), ==, 200);
+	body = sfl_http_response_get_body(response);
+	return g_strndup(g_bytes_get_data(body, NULL), g_bytes_get_size(body));
+}
+
 static json_t *
 fx_summary(Fx *fx)
 {
@@ -338,6 +381,18 @@ test_ten_thousand_rows(void)
 	}
 	fx_start_run(&fx);
 	fx_wait(&fx, fx_entries_at_least, GUINT_TO_POINTER(10000), "10,000 entries in Loki");
+	{
+		/* every entry counted at enqueue, every push that Loki accepted */
+		g_autofree gchar *metrics = fx_get_metrics(&fx);
+		g_assert_nonnull(strstr(metrics,
+					"sf2loki_events_ingested_total{source=\"eventlogfile\","
+					"event_type=\"API\"} 10000\n"));
+		g_assert_nonnull(strstr(metrics, "sf2loki_loki_push_total{outcome=\"success\"} "));
+		g_assert_nonnull(strstr(metrics,
+					"sf2loki_ingest_lag_seconds_count{event_type=\"API\"} "
+					"10000\n"));
+		g_assert_nonnull(strstr(metrics, "\nsf2loki_leader 1\n"));
+	}
 	g_subprocess_send_signal(fx.run, SIGTERM);
 	g_assert_cmpint(fx_wait_exit(&fx), ==, 0);
 
