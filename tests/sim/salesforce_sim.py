@@ -854,10 +854,11 @@ class Handler(BaseHTTPRequestHandler):
                 if limit is not None and sent + len(chunk) > limit:
                     chunk = chunk[:limit - sent]
                 if chunk:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
-                    sent += len(chunk)
+                    # counted before it is sent: a client that has the bytes sees them counted
                     with st.lock:
                         st.download_bytes[fid] += len(chunk)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+                    sent += len(chunk)
                 if limit is not None and sent >= limit:
                     self.abort()
                     return
