@@ -19,7 +19,8 @@ TEST_BUILD_DIR = $(BUILD_DIR)
 TEST_SETUP_ARGS =
 endif
 
-.PHONY: all deps build run test bench fuzz coverage format format-check clean distclean
+.PHONY: all deps build run test bench fuzz coverage format format-check clean distclean \
+	deb rpm package-test
 
 all: build
 
@@ -50,6 +51,11 @@ test: $(TEST_BUILD_DIR)/.configured
 	$(MESON) compile -C $(TEST_BUILD_DIR)
 	$(MESON) test -C $(TEST_BUILD_DIR) --print-errorlogs --num-processes 2
 	@sh scripts/test-summary.sh $(TEST_BUILD_DIR)
+	@if command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null; then \
+		$(MAKE) --no-print-directory package-test; \
+	else \
+		echo "package-test: SKIP (dpkg-buildpackage or debhelper missing; run make deps)"; \
+	fi
 
 bench: build
 	$(MESON) compile -C $(BUILD_DIR) bench-config bench-sink-encode bench-pipeline bench-elf bench-metrics
@@ -72,6 +78,17 @@ coverage:
 	$(MESON) test -C $(COV_BUILD_DIR) --suite unit --suite integration --num-processes 2
 	sh scripts/coverage.sh $(COV_BUILD_DIR)
 
+# native packages under build-pkg/ (docs/deployment/packages.md); package-test installs the
+# deb on this machine when run as root, so run it on throwaway machines only (CI does)
+deb:
+	sh packaging/build-deb.sh
+
+rpm:
+	sh packaging/build-rpm.sh
+
+package-test:
+	sh packaging/package-test.sh
+
 format:
 	$(CLANG_FORMAT) -i $(FORMAT_FILES)
 
@@ -79,7 +96,7 @@ format-check:
 	$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD_DIR) build-asan build-cov $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-asan build-cov $(FUZZ_BUILD_DIR) build-pkg
 
 distclean: clean
 	rm -rf .fuzz

@@ -15,6 +15,7 @@ PACKAGES="
 	gcc-mingw-w64-x86-64 wine wine64
 	systemd openssl procps gcovr
 	prometheus
+	debhelper dpkg-dev fakeroot lintian rpm
 "
 
 missing=""
