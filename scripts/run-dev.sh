@@ -104,10 +104,12 @@ echo "run-dev: demo org at http://127.0.0.1:$SF_PORT, Loki at http://127.0.0.1:$
 echo "run-dev: config $DEV/demo.yaml, state $DEV/state.json; Ctrl-C stops it" >&2
 echo "run-dev: what Loki received: curl -s http://127.0.0.1:$LOKI_PORT/control/received" >&2
 # sf2loki runs as a child so this script can stop the simulators after it. Ctrl-C reaches
-# the whole foreground process group; a SIGTERM to this script is passed on.
+# the whole foreground process group, sf2loki included, so SIGINT is not passed on (a second
+# stop request would make it skip its drain); a SIGTERM to this script is, once.
 "$BIN" run --config "$DEV/demo.yaml" &
 RUN_PID=$!
-trap 'kill -TERM $RUN_PID 2>/dev/null || true' INT TERM
+trap ':' INT
+trap 'trap "" TERM; kill -TERM $RUN_PID 2>/dev/null || true' TERM
 status=0
 while kill -0 "$RUN_PID" 2>/dev/null; do
 	wait "$RUN_PID" && status=0 || status=$?
