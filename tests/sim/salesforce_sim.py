@@ -318,6 +318,9 @@ class State:
         self.token_seq = 0
         self.api_calls = 0
         self.faults = []
+        # set by /control/clear_faults and at shutdown: delayed answers and the demo ticker
+        # wait on it, so no wait outlives what it was for
+        self.wake = threading.Event()
         self.batch_size = DEFAULT_BATCH
         self.cursors = collections.OrderedDict()
         self.cursor_seq = 0
@@ -637,7 +640,7 @@ class Handler(BaseHTTPRequestHandler):
         if fault is not None:
             self.fault = fault
             if fault.get("delay_ms"):
-                time.sleep(float(fault["delay_ms"]) / 1000.0)
+                st.wake.wait(float(fault["delay_ms"]) / 1000.0)
             if fault.get("non_json"):
                 self.send_body(int(fault.get("status", 200)), "<html>maintenance</html>",
                                "text/html", api)
@@ -928,6 +931,9 @@ class Handler(BaseHTTPRequestHandler):
                     st.clear_stats()
                 elif path == "/control/clear_faults":
                     st.faults.clear()
+                    # release answers held by a delay fault now; later ones wait again
+                    st.wake.set()
+                    st.wake = threading.Event()
                 else:
                     self.send_body(404, json.dumps({"error": "not found"}), JSON_TYPE, False)
                     return
@@ -1006,8 +1012,9 @@ def login_event(when, n):
 def demo_live(state, period):
     n = 10000
     tick = 0
-    while True:
-        time.sleep(period)
+    stop = threading.Event()
+    state.demo_stop = stop
+    while not stop.wait(period):
         tick += 1
         now = now_utc()
         recs = []
@@ -1098,6 +1105,10 @@ def main():
         server.serve_forever()
     except KeyboardInterrupt:
         pass
+    finally:
+        state.wake.set()
+        if getattr(state, "demo_stop", None) is not None:
+            state.demo_stop.set()
 
 
 if __name__ == "__main__":
