@@ -190,3 +190,44 @@ sfl_test_write_rsa_key(const gchar *priv_path, const gchar *pub_path)
 	}
 	EVP_PKEY_free(key);
 }
+
+static gboolean
+sfl_test_wait_expired_cb(gpointer user_data)
+{
+	*(gboolean *)user_data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/**
+ * sfl_test_wait_for:
+ * @flag: set by a callback when the awaited thing happened
+ * @deadline_sec: how long it may take before the test fails
+ */
+void
+sfl_test_wait_for(const gboolean *flag, guint deadline_sec)
+{
+	gboolean expired = FALSE;
+	g_autoptr(GSource) deadline = g_timeout_source_new_seconds(deadline_sec);
+
+	g_source_set_callback(deadline, sfl_test_wait_expired_cb, &expired, NULL);
+	g_source_attach(deadline, NULL);
+	while (!*flag && !expired)
+		g_main_context_iteration(NULL, TRUE);
+	g_source_destroy(deadline);
+	g_assert_false(expired);
+}
+
+/**
+ * sfl_test_waiter_cb:
+ * @source: the source object
+ * @result: the result, kept in the waiter
+ * @user_data: an #SflTestWaiter
+ */
+void
+sfl_test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflTestWaiter *waiter = user_data;
+
+	waiter->result = g_object_ref(result);
+	waiter->done = TRUE;
+}

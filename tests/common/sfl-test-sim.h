@@ -29,6 +29,18 @@ gchar *sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc);
  * (optional), for the JWT flow against the Salesforce simulator */
 void sfl_test_write_rsa_key(const gchar *priv_path, const gchar *pub_path);
 
+/* iterates the thread-default context until *@flag is set; fails the test after @deadline_sec */
+void sfl_test_wait_for(const gboolean *flag, guint deadline_sec);
+
+/* the result of one async call, for sfl_test_wait_for(&waiter.done, …) */
+typedef struct {
+	gboolean done;
+	GAsyncResult *result;
+} SflTestWaiter;
+
+/* a GAsyncReadyCallback filling the SflTestWaiter given as user data */
+void sfl_test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data);
+
 /* a control call to a simulator at @base (e.g. http://127.0.0.1:PORT); the parsed answer */
 json_t *sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method,
 			     const gchar *path, const gchar *json);

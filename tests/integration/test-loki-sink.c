@@ -65,45 +65,7 @@ test_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, g
 	return g_log_writer_default(level, fields, n_fields, user_data);
 }
 
-static gboolean
-test_deadline_cb(gpointer user_data)
-{
-	gboolean *expired = user_data;
-
-	*expired = TRUE;
-	return G_SOURCE_REMOVE;
-}
-
 /* iterates the default context until *flag is set; fails the test at the deadline */
-static void
-test_wait_for(const gboolean *flag)
-{
-	gboolean expired = FALSE;
-	g_autoptr(GSource) deadline = g_timeout_source_new_seconds(TEST_DEADLINE_SEC);
-
-	g_source_set_callback(deadline, test_deadline_cb, &expired, NULL);
-	g_source_attach(deadline, NULL);
-	while (!*flag && !expired)
-		g_main_context_iteration(NULL, TRUE);
-	g_source_destroy(deadline);
-	g_assert_false(expired);
-}
-
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} Waiter;
-
-static void
-test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Waiter *waiter = user_data;
-
-	(void)source;
-	waiter->result = g_object_ref(result);
-	waiter->done = TRUE;
-}
-
 /* a control call to the simulator; returns the parsed JSON answer */
 static json_t *
 test_control(Fixture *fx, const gchar *method, const gchar *path, const gchar *json)
@@ -183,11 +145,11 @@ test_sink_new(Fixture *fx, gint encoding, gint compression, const gchar *tenant,
 static SflSinkResult *
 test_push(SflSink *sink, SflBatch *batch, GCancellable *cancellable, GError **error)
 {
-	Waiter waiter = { 0 };
+	SflTestWaiter waiter = { 0 };
 	SflSinkResult *result = NULL;
 
-	sfl_sink_push_async(sink, batch, cancellable, test_waiter_cb, &waiter);
-	test_wait_for(&waiter.done);
+	sfl_sink_push_async(sink, batch, cancellable, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, TEST_DEADLINE_SEC);
 	result = sfl_sink_push_finish(sink, waiter.result, error);
 	g_object_unref(waiter.result);
 	return result;
@@ -482,53 +444,13 @@ test_check_new_port(Fixture *fx, SflSink *sink, SflBatch *batch, gint64 old_port
 	g_assert_cmpint(g_array_index(ports, gint64, 2), !=, old_port);
 }
 
+/*
+ * Two pushes share a connection, @fault breaks the third (RETRY with @status), and the next
+ * push must come from a new connection. @timeout_ms > 0 shortens the sink's deadline for the
+ * failing push (a hung answer).
+ */
 static void
-test_reconnect_after_500(Fixture *fx, gconstpointer data)
-{
-	g_autoptr(SflSink) sink = NULL;
-	g_autoptr(SflBatch) batch = NULL;
-	g_autoptr(json_t) answer = NULL;
-	gint64 port = 0;
-
-	(void)data;
-	if (fx->skip)
-		return;
-	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
-			     NULL);
-	batch = test_batch(fx);
-	port = test_reused_port(fx, sink, batch);
-	/* the simulator keeps the connection open after its 500: only the client can drop it */
-	answer = test_control(fx, "POST", "/control/fault", "{\"count\": 1, \"status\": 500}");
-	test_push_expect(sink, batch, SFL_SINK_RETRY, 500);
-	test_check_new_port(fx, sink, batch, port);
-}
-
-static void
-test_reconnect_after_reset(Fixture *fx, gconstpointer data)
-{
-	g_autoptr(SflSink) sink = NULL;
-	g_autoptr(SflBatch) batch = NULL;
-	g_autoptr(json_t) answer = NULL;
-	gint64 port = 0;
-
-	(void)data;
-	if (fx->skip)
-		return;
-	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
-			     NULL);
-	batch = test_batch(fx);
-	port = test_reused_port(fx, sink, batch);
-	/*
-	 * curl replays a request once, on a new connection, when a reused one dies before any
-	 * answer: the second reset is the one the sink sees
-	 */
-	answer = test_control(fx, "POST", "/control/fault", "{\"reset\": 2}");
-	test_push_expect(sink, batch, SFL_SINK_RETRY, 0);
-	test_check_new_port(fx, sink, batch, port);
-}
-
-static void
-test_reconnect_after_timeout(Fixture *fx, gconstpointer data)
+test_reconnect_after(Fixture *fx, const gchar *fault, guint status, guint timeout_ms)
 {
 	g_autoptr(SflSink) sink = NULL;
 	g_autoptr(SflBatch) batch = NULL;
@@ -536,20 +458,44 @@ test_reconnect_after_timeout(Fixture *fx, gconstpointer data)
 	g_autoptr(json_t) cleared = NULL;
 	gint64 port = 0;
 
-	(void)data;
 	if (fx->skip)
 		return;
 	sink = test_sink_new(fx, SFL_LOKI_ENCODING_PROTOBUF, SFL_LOKI_COMPRESSION_SNAPPY, NULL,
 			     NULL);
 	batch = test_batch(fx);
 	port = test_reused_port(fx, sink, batch);
-	/* the simulator holds the request and the connection open; the client's deadline ends it */
-	answer = test_control(fx, "POST", "/control/fault", "{\"hang\": 1}");
-	sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), 300);
-	test_push_expect(sink, batch, SFL_SINK_RETRY, 0);
-	sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), TEST_DEADLINE_SEC * 1000);
+	answer = test_control(fx, "POST", "/control/fault", fault);
+	if (timeout_ms > 0)
+		sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), timeout_ms);
+	test_push_expect(sink, batch, SFL_SINK_RETRY, status);
+	if (timeout_ms > 0)
+		sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), TEST_DEADLINE_SEC * 1000);
 	test_check_new_port(fx, sink, batch, port);
 	cleared = test_control(fx, "POST", "/control/clear", "{}");
+}
+
+static void
+test_reconnect_after_500(Fixture *fx, gconstpointer data)
+{
+	/* the simulator keeps the connection open after its 500: only the client can drop it */
+	test_reconnect_after(fx, "{\"count\": 1, \"status\": 500}", 500, 0);
+}
+
+static void
+test_reconnect_after_reset(Fixture *fx, gconstpointer data)
+{
+	/*
+	 * curl replays a request once, on a new connection, when a reused one dies before any
+	 * answer: the second reset is the one the sink sees
+	 */
+	test_reconnect_after(fx, "{\"reset\": 2}", 0, 0);
+}
+
+static void
+test_reconnect_after_timeout(Fixture *fx, gconstpointer data)
+{
+	/* the simulator holds the request and the connection open; the client's deadline ends it */
+	test_reconnect_after(fx, "{\"hang\": 1}", 0, 300);
 }
 
 static void

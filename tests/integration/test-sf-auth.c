@@ -56,20 +56,6 @@ test_deadline_cb(gpointer user_data)
 }
 
 /* iterates the default context until *flag is set; fails the test at the deadline */
-static void
-test_wait_for(const gboolean *flag)
-{
-	gboolean expired = FALSE;
-	g_autoptr(GSource) deadline = g_timeout_source_new_seconds(TEST_DEADLINE_SEC);
-
-	g_source_set_callback(deadline, test_deadline_cb, &expired, NULL);
-	g_source_attach(deadline, NULL);
-	while (!*flag && !expired)
-		g_main_context_iteration(NULL, TRUE);
-	g_source_destroy(deadline);
-	g_assert_false(expired);
-}
-
 /*
  * Like test_wait_for(), and whenever nothing is in flight (no transfer, no ready source) the
  * provider can only be waiting on a fake-clock backoff: move the clock past any backoff.
@@ -97,21 +83,6 @@ test_wait_advancing(Fixture *fx, SflSfAuth *auth, const gboolean *flag, guint *a
 	}
 	g_source_destroy(deadline);
 	g_assert_false(expired);
-}
-
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} Waiter;
-
-static void
-test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Waiter *waiter = user_data;
-
-	(void)source;
-	waiter->result = g_object_ref(result);
-	waiter->done = TRUE;
 }
 
 static json_t *
@@ -263,12 +234,12 @@ test_auth_new(Fixture *fx, const SflSalesforceConfig *cfg)
 static SflSfToken *
 test_get_token(Fixture *fx, SflSfAuth *auth, GError **error)
 {
-	Waiter waiter = { 0 };
+	SflTestWaiter waiter = { 0 };
 	SflSfToken *token = NULL;
 
 	(void)fx;
-	sfl_sf_auth_get_token_async(auth, NULL, test_waiter_cb, &waiter);
-	test_wait_for(&waiter.done);
+	sfl_sf_auth_get_token_async(auth, NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, TEST_DEADLINE_SEC);
 	token = sfl_sf_auth_get_token_finish(auth, waiter.result, error);
 	g_object_unref(waiter.result);
 	return token;
@@ -277,11 +248,11 @@ test_get_token(Fixture *fx, SflSfAuth *auth, GError **error)
 static gchar *
 test_get_org_id(SflSfAuth *auth, GError **error)
 {
-	Waiter waiter = { 0 };
+	SflTestWaiter waiter = { 0 };
 	gchar *org_id = NULL;
 
-	sfl_sf_auth_get_org_id_async(auth, NULL, test_waiter_cb, &waiter);
-	test_wait_for(&waiter.done);
+	sfl_sf_auth_get_org_id_async(auth, NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, TEST_DEADLINE_SEC);
 	org_id = sfl_sf_auth_get_org_id_finish(auth, waiter.result, error);
 	g_object_unref(waiter.result);
 	return org_id;
@@ -468,7 +439,7 @@ test_retry_5xx(Fixture *fx, gconstpointer data)
 	g_autoptr(SflSfToken) token = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(json_t) answer = NULL;
-	Waiter waiter = { 0 };
+	SflTestWaiter waiter = { 0 };
 	guint advances = 0;
 
 	(void)data;
@@ -478,7 +449,7 @@ test_retry_5xx(Fixture *fx, gconstpointer data)
 			      "{\"match\": \"token\", \"count\": 2, \"status\": 503, "
 			      "\"error_code\": \"server_busy\", \"message\": \"try later\"}");
 	auth = test_auth_new(fx, &cfg);
-	sfl_sf_auth_get_token_async(auth, NULL, test_waiter_cb, &waiter);
+	sfl_sf_auth_get_token_async(auth, NULL, sfl_test_waiter_cb, &waiter);
 	test_wait_advancing(fx, auth, &waiter.done, &advances);
 	token = sfl_sf_auth_get_token_finish(auth, waiter.result, &error);
 	g_object_unref(waiter.result);
@@ -500,7 +471,7 @@ test_retry_exhausted(Fixture *fx, gconstpointer data)
 	g_autoptr(SflSfToken) token = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(json_t) answer = NULL;
-	Waiter waiter = { 0 };
+	SflTestWaiter waiter = { 0 };
 	guint advances = 0;
 
 	(void)data;
@@ -509,7 +480,7 @@ test_retry_exhausted(Fixture *fx, gconstpointer data)
 	answer = test_control(fx, "POST", "/control/fault",
 			      "{\"match\": \"token\", \"count\": 10, \"status\": 500}");
 	auth = test_auth_new(fx, &cfg);
-	sfl_sf_auth_get_token_async(auth, NULL, test_waiter_cb, &waiter);
+	sfl_sf_auth_get_token_async(auth, NULL, sfl_test_waiter_cb, &waiter);
 	test_wait_advancing(fx, auth, &waiter.done, &advances);
 	token = sfl_sf_auth_get_token_finish(auth, waiter.result, &error);
 	g_object_unref(waiter.result);
@@ -527,19 +498,19 @@ test_concurrent(Fixture *fx, gconstpointer data)
 {
 	SflSalesforceConfig cfg = test_config(fx, SFL_SF_AUTH_JWT_BEARER);
 	g_autoptr(SflSfAuth) auth = NULL;
-	Waiter waiters[5] = { 0 };
+	SflTestWaiter waiters[5] = { 0 };
 
 	(void)data;
 	if (fx->skip)
 		return;
 	auth = test_auth_new(fx, &cfg);
 	for (guint i = 0; i < G_N_ELEMENTS(waiters); i++)
-		sfl_sf_auth_get_token_async(auth, NULL, test_waiter_cb, &waiters[i]);
+		sfl_sf_auth_get_token_async(auth, NULL, sfl_test_waiter_cb, &waiters[i]);
 	for (guint i = 0; i < G_N_ELEMENTS(waiters); i++) {
 		g_autoptr(SflSfToken) token = NULL;
 		g_autoptr(GError) error = NULL;
 
-		test_wait_for(&waiters[i].done);
+		sfl_test_wait_for(&waiters[i].done, TEST_DEADLINE_SEC);
 		token = sfl_sf_auth_get_token_finish(auth, waiters[i].result, &error);
 		g_object_unref(waiters[i].result);
 		g_assert_no_error(error);
@@ -558,23 +529,23 @@ test_cancel_one_waiter(Fixture *fx, gconstpointer data)
 	g_autoptr(SflSfToken) kept = NULL;
 	g_autoptr(SflSfToken) dropped = NULL;
 	g_autoptr(GError) error = NULL;
-	Waiter a = { 0 };
-	Waiter b = { 0 };
+	SflTestWaiter a = { 0 };
+	SflTestWaiter b = { 0 };
 
 	(void)data;
 	if (fx->skip)
 		return;
 	auth = test_auth_new(fx, &cfg);
-	sfl_sf_auth_get_token_async(auth, cancellable, test_waiter_cb, &a);
-	sfl_sf_auth_get_token_async(auth, NULL, test_waiter_cb, &b);
+	sfl_sf_auth_get_token_async(auth, cancellable, sfl_test_waiter_cb, &a);
+	sfl_sf_auth_get_token_async(auth, NULL, sfl_test_waiter_cb, &b);
 	g_cancellable_cancel(cancellable);
-	test_wait_for(&a.done);
+	sfl_test_wait_for(&a.done, TEST_DEADLINE_SEC);
 	dropped = sfl_sf_auth_get_token_finish(auth, a.result, &error);
 	g_object_unref(a.result);
 	g_assert_error(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 	g_clear_error(&error);
 	/* the shared mint went on for the other caller */
-	test_wait_for(&b.done);
+	sfl_test_wait_for(&b.done, TEST_DEADLINE_SEC);
 	kept = sfl_sf_auth_get_token_finish(auth, b.result, &error);
 	g_object_unref(b.result);
 	g_assert_no_error(error);

@@ -55,35 +55,6 @@ test_deadline_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-static void
-test_wait_for(const gboolean *flag)
-{
-	gboolean expired = FALSE;
-	g_autoptr(GSource) deadline = g_timeout_source_new_seconds(TEST_DEADLINE_SEC);
-
-	g_source_set_callback(deadline, test_deadline_cb, &expired, NULL);
-	g_source_attach(deadline, NULL);
-	while (!*flag && !expired)
-		g_main_context_iteration(NULL, TRUE);
-	g_source_destroy(deadline);
-	g_assert_false(expired);
-}
-
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} Waiter;
-
-static void
-test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Waiter *waiter = user_data;
-
-	(void)source;
-	waiter->result = g_object_ref(result);
-	waiter->done = TRUE;
-}
-
 static json_t *
 test_control(Fixture *fx, const gchar *method, const gchar *path, const gchar *json)
 {
@@ -240,11 +211,11 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 static json_t *
 test_query(Fixture *fx, const gchar *soql, gboolean tooling, GError **error)
 {
-	Waiter waiter = { 0 };
+	SflTestWaiter waiter = { 0 };
 	json_t *records = NULL;
 
-	sfl_sf_rest_query_async(fx->rest, soql, tooling, NULL, test_waiter_cb, &waiter);
-	test_wait_for(&waiter.done);
+	sfl_sf_rest_query_async(fx->rest, soql, tooling, NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, TEST_DEADLINE_SEC);
 	records = sfl_sf_rest_query_finish(fx->rest, waiter.result, error);
 	g_object_unref(waiter.result);
 	return records;
@@ -339,7 +310,7 @@ test_query_concurrent_401(Fixture *fx, gconstpointer data)
 {
 	g_autoptr(json_t) warmup = NULL;
 	g_autoptr(GError) error = NULL;
-	Waiter waiters[3] = { 0 };
+	SflTestWaiter waiters[3] = { 0 };
 
 	(void)data;
 	if (fx->skip)
@@ -348,12 +319,12 @@ test_query_concurrent_401(Fixture *fx, gconstpointer data)
 	g_assert_no_error(error);
 	test_control_ok(fx, "/control/expire_tokens", NULL);
 	for (guint i = 0; i < G_N_ELEMENTS(waiters); i++)
-		sfl_sf_rest_query_async(fx->rest, TEST_SOQL, FALSE, NULL, test_waiter_cb,
+		sfl_sf_rest_query_async(fx->rest, TEST_SOQL, FALSE, NULL, sfl_test_waiter_cb,
 					&waiters[i]);
 	for (guint i = 0; i < G_N_ELEMENTS(waiters); i++) {
 		g_autoptr(json_t) records = NULL;
 
-		test_wait_for(&waiters[i].done);
+		sfl_test_wait_for(&waiters[i].done, TEST_DEADLINE_SEC);
 		records = sfl_sf_rest_query_finish(fx->rest, waiters[i].result, &error);
 		g_object_unref(waiters[i].result);
 		g_assert_no_error(error);
@@ -557,7 +528,7 @@ test_download_whole(Fixture *fx, gconstpointer data)
 	expected = test_elf_length(fx);
 	g_assert_cmpuint(expected, >, 1000000);
 	test_dl_start(fx, &st, TEST_ELF_PATH, PAUSE_NEVER);
-	test_wait_for(&st.done);
+	sfl_test_wait_for(&st.done, TEST_DEADLINE_SEC);
 	g_assert_no_error(st.error);
 	g_assert_cmpuint(st.received, ==, expected);
 	g_assert_cmpuint(sfl_sf_download_get_bytes(st.dl), ==, expected);
@@ -581,7 +552,7 @@ test_download_pause_resume(Fixture *fx, gconstpointer data)
 		return;
 	expected = test_elf_length(fx);
 	test_dl_start(fx, &st, TEST_ELF_PATH, PAUSE_AFTER_FIRST);
-	test_wait_for(&st.paused);
+	sfl_test_wait_for(&st.paused, TEST_DEADLINE_SEC);
 	held = st.received;
 	g_assert_cmpuint(held, <, expected);
 	/*
@@ -606,7 +577,7 @@ test_download_pause_resume(Fixture *fx, gconstpointer data)
 	sfl_sf_download_resume(st.dl);
 	/* nothing from inside resume() */
 	g_assert_cmpuint(st.received, ==, held);
-	test_wait_for(&st.done);
+	sfl_test_wait_for(&st.done, TEST_DEADLINE_SEC);
 	g_assert_no_error(st.error);
 	g_assert_cmpuint(st.received, ==, expected);
 	test_dl_state_clear(&st);
@@ -653,7 +624,7 @@ test_download_reset(Fixture *fx, gconstpointer data)
 	test_control_ok(fx, "/control/fault",
 			"{\"match\": \"logfile\", \"reset_after_bytes\": 100000}");
 	test_dl_start(fx, &st, TEST_ELF_PATH, PAUSE_NEVER);
-	test_wait_for(&st.done);
+	sfl_test_wait_for(&st.done, TEST_DEADLINE_SEC);
 	g_assert_error(st.error, SFL_ERROR, SFL_ERROR_TRANSIENT);
 	g_assert_nonnull(strstr(st.error->message, "Salesforce download " TEST_ELF_PATH));
 	g_assert_cmpuint(st.received, >, 0);
@@ -673,7 +644,7 @@ test_download_401_before_data(Fixture *fx, gconstpointer data)
 	expected = test_elf_length(fx);
 	test_control_ok(fx, "/control/expire_tokens", NULL);
 	test_dl_start(fx, &st, TEST_ELF_PATH, PAUSE_NEVER);
-	test_wait_for(&st.done);
+	sfl_test_wait_for(&st.done, TEST_DEADLINE_SEC);
 	g_assert_no_error(st.error);
 	g_assert_cmpuint(st.received, ==, expected);
 	g_assert_cmpint(test_stat(fx, "tokens_minted"), ==, 2);
@@ -692,7 +663,7 @@ test_download_404(Fixture *fx, gconstpointer data)
 	test_dl_start(fx, &st,
 		      "/services/data/v" TEST_API "/sobjects/EventLogFile/0ATSIMNOPE/LogFile",
 		      PAUSE_NEVER);
-	test_wait_for(&st.done);
+	sfl_test_wait_for(&st.done, TEST_DEADLINE_SEC);
 	g_assert_error(st.error, SFL_ERROR, SFL_ERROR_REJECTED);
 	g_assert_nonnull(strstr(st.error->message, "HTTP 404 NOT_FOUND"));
 	g_assert_cmpuint(st.received, ==, 0);
@@ -712,7 +683,7 @@ test_download_throttled(Fixture *fx, gconstpointer data)
 		"{\"match\": \"logfile\", \"status\": 403, \"error_code\": "
 		"\"REQUEST_LIMIT_EXCEEDED\", \"message\": \"TotalRequests Limit exceeded.\"}");
 	test_dl_start(fx, &st, TEST_ELF_PATH, PAUSE_NEVER);
-	test_wait_for(&st.done);
+	sfl_test_wait_for(&st.done, TEST_DEADLINE_SEC);
 	g_assert_error(st.error, SFL_ERROR, SFL_ERROR_THROTTLED);
 	g_assert_nonnull(strstr(st.error->message, "HTTP 403 REQUEST_LIMIT_EXCEEDED"));
 	g_assert_cmpuint(st.received, ==, 0);
@@ -744,7 +715,7 @@ test_download_free_in_callback(Fixture *fx, gconstpointer data)
 	st.head = g_string_new(NULL);
 	st.dl = sfl_sf_rest_download(fx->rest, TEST_ELF_PATH, test_dl_free_in_data, test_dl_done,
 				     &st);
-	test_wait_for(&st.paused);
+	sfl_test_wait_for(&st.paused, TEST_DEADLINE_SEC);
 	/* a few more turns: no callback may run for the freed download */
 	for (guint i = 0; i < 3; i++) {
 		g_autoptr(json_t) stats = test_control(fx, "GET", "/control/stats", NULL);

@@ -284,6 +284,30 @@ fx_start(Fx *fx, SflSource *source)
 	sfl_source_start(source, &ctx);
 }
 
+/* the configured EventLogFile source, started */
+static void
+fx_start_elf(Fx *fx)
+{
+	g_autoptr(GError) error = NULL;
+	SflElfSource *source = sfl_elf_source_new(fx->rest, &fx->config->data.sources.eventlogfile,
+						  &fx->config->data.sources, NULL, &error);
+
+	g_assert_no_error(error);
+	fx_start(fx, SFL_SOURCE(source));
+}
+
+/* the configured polled-objects source, started */
+static void
+fx_start_objects(Fx *fx)
+{
+	g_autoptr(GError) error = NULL;
+	SflObjectsSource *source = sfl_objects_source_new(
+		fx->rest, &fx->config->data.sources.eventlog_objects, NULL, &error);
+
+	g_assert_no_error(error);
+	fx_start(fx, SFL_SOURCE(source));
+}
+
 static void
 fx_stopped_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 {
@@ -491,7 +515,6 @@ static void
 test_elf_rows(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *csv = json_quote(elf_csv);
 	g_autofree gchar *csvfield = g_strdup_printf("\"csv\": %s", csv);
@@ -508,9 +531,7 @@ test_elf_rows(void)
 		 1000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
 
 	g_assert_cmpuint(fx.sink->rows->len, ==, 3);
@@ -563,7 +584,6 @@ static void
 test_elf_cut_download_resumes(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *file = elf_dataset("0ATSIM0000000002", now - 3 * G_TIME_SPAN_HOUR,
 					     "\"generate\": {\"rows\": 3000, \"kind\": \"API\", "
@@ -581,9 +601,7 @@ test_elf_cut_download_resumes(void)
 	answer = sfl_test_sim_control(fx.loop, fx.sf_base, "POST", "/control/fault",
 				      "{\"match\": \"logfile\", \"reset_after_bytes\": 300000}");
 	json_decref(answer);
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	/* the cut file stops the type for this cycle with nothing committed */
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(1), "rows from the cut file");
 	fx_wait(&fx, fx_errors, GUINT_TO_POINTER(1), "the download failure");
@@ -615,7 +633,6 @@ static void
 test_elf_backpressure(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *file = elf_dataset("0ATSIM0000000003", now - 3 * G_TIME_SPAN_HOUR,
 					     "\"generate\": {\"rows\": 5000, \"kind\": \"API\", "
@@ -630,9 +647,7 @@ test_elf_backpressure(void)
 	if (fx.skip)
 		return;
 	fx.sink->hold = TRUE;
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	/* with the sink held the lane fills, the parser stops and the download pauses */
 	fx_wait(&fx, fx_held, NULL, "the first push");
 	fx_settle();
@@ -651,7 +666,6 @@ static void
 test_elf_settle_window(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *file = elf_dataset("0ATSIM0000000004", now - 60 * G_USEC_PER_SEC,
 					     "\"generate\": {\"rows\": 10, \"kind\": \"API\", "
@@ -663,9 +677,7 @@ test_elf_settle_window(void)
 		 1000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	/* created a minute ago: inside the 5 m Hourly settle window, not downloaded */
 	fx_elf_wait_cycles(&fx, 1);
 	g_assert_cmpuint(fx_count_requests(&fx, "/LogFile", NULL), ==, 0);
@@ -681,7 +693,6 @@ static void
 test_elf_throttled(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	json_t *answer = NULL;
 
 	fx_setup(&fx, "{\"eventlogfiles\": []}",
@@ -695,9 +706,7 @@ test_elf_throttled(void)
 				      "\"REQUEST_LIMIT_EXCEEDED\", \"message\": \"TotalRequests "
 				      "Limit exceeded.\"}");
 	json_decref(answer);
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	fx_elf_wait_cycles(&fx, 1);
 	/* the first type hit the limit; the other two did not even try */
 	g_assert_cmpuint(sfl_source_counters(fx.source)->throttled, ==, 1);
@@ -709,7 +718,6 @@ static void
 test_elf_discovery_throttled(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	json_t *answer = NULL;
 
 	fx_setup(&fx, "{\"eventlogfiles\": []}",
@@ -720,9 +728,7 @@ test_elf_discovery_throttled(void)
 				      "{\"match\": \"query\", \"status\": 403, \"error_code\": "
 				      "\"REQUEST_LIMIT_EXCEEDED\", \"message\": \"limit\"}");
 	json_decref(answer);
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	fx_elf_wait_cycles(&fx, 1);
 	/* SFL-0042: a throttled discovery ends the cycle; no listing is attempted */
 	g_assert_cmpuint(fx_count_requests(&fx, "/query", "GROUP BY"), ==, 1);
@@ -734,7 +740,6 @@ static void
 test_elf_garbage_checkpoint(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *file = elf_dataset("0ATSIM0000000005", now - 3 * G_TIME_SPAN_HOUR,
 					     "\"generate\": {\"rows\": 20, \"kind\": \"API\", "
@@ -748,9 +753,7 @@ test_elf_garbage_checkpoint(void)
 		return;
 	/* SFL-0019: the original crash-loops on this; we read the lookback instead */
 	fx_seed(&fx, "eventlogfile:Login", "2026-01-01T00:00:00Z garbage");
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	fx_wait(&fx, fx_has_commit, &commit, "the checkpoint after a garbage one");
 	g_assert_cmpuint(fx.sink->rows->len, ==, 20);
 	fx_teardown(&fx);
@@ -760,7 +763,6 @@ static void
 test_elf_shaping_and_labels(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	const gchar *csv = "\"EVENT_TYPE\",\"REQUEST_ID\",\"USER_ID\",\"USER_TYPE\",\"CLIENT_IP\","
 			   "\"TIMESTAMP_DERIVED\"\n"
@@ -787,9 +789,7 @@ test_elf_shaping_and_labels(void)
 		 1000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
 	/* the dropped row is gone, the file still completes on the last kept row */
 	g_assert_cmpuint(fx.sink->rows->len, ==, 2);
@@ -808,7 +808,6 @@ static void
 test_elf_abandon_old_file(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *old = elf_dataset("0ATSIM0000000007", now - 3 * G_TIME_SPAN_HOUR,
 					    "\"generate\": {\"rows\": 5, \"kind\": \"API\", "
@@ -828,9 +827,7 @@ test_elf_abandon_old_file(void)
 		"{\"match\": \"logfile\", \"count\": 5, \"status\": 500, "
 		"\"error_code\": \"UNKNOWN_EXCEPTION\", \"message\": \"boom\"}");
 	json_decref(answer);
-	fx_start(&fx, SFL_SOURCE(sfl_elf_source_new(fx.rest, &fx.config->data.sources.eventlogfile,
-						    &fx.config->data.sources, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_elf(&fx);
 	/* older than download_max_age and failing: the cursor moves past it, nothing is sent */
 	fx_wait(&fx, fx_has_commit, &commit, "the abandoned file in the checkpoint");
 	g_assert_cmpuint(sfl_elf_source_get_counters(SFL_ELF_SOURCE(fx.source))->files_abandoned,
@@ -879,7 +876,6 @@ static void
 test_objects_ties(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	/* 450 records, 250 of them at one instant across two pages */
 	g_autofree gchar *records = objects_records(450, now - 30 * G_TIME_SPAN_MINUTE, 100, 350,
@@ -894,9 +890,7 @@ test_objects_ties(void)
 		 10000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_objects_source_new(
-			      fx.rest, &fx.config->data.sources.eventlog_objects, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_objects(&fx);
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(450), "every record");
 	g_assert_cmpuint(fx_distinct_ids(&fx), ==, 450);
 	row = g_ptr_array_index(fx.sink->rows, 0);
@@ -918,7 +912,6 @@ static void
 test_objects_big_object_tie(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	/* 520 records; 260 share one instant, more than one page of 200 */
 	g_autofree gchar *records = objects_records(520, now - 50 * G_TIME_SPAN_MINUTE, 100, 360,
@@ -935,9 +928,7 @@ test_objects_big_object_tie(void)
 		 10000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_objects_source_new(
-			      fx.rest, &fx.config->data.sources.eventlog_objects, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_objects(&fx);
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(520), "every big-object record");
 	fx_wait(&fx, fx_has_commit, &commit, "the checkpoint");
 	g_assert_cmpuint(fx_distinct_ids(&fx), ==, 520);
@@ -961,7 +952,6 @@ static void
 test_objects_big_object_tie_overflow(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	/* 720 records: 700 share one instant, 10 older and 10 newer around it */
 	g_autofree gchar *records = objects_records(720, now - 50 * G_TIME_SPAN_MINUTE, 10, 710,
@@ -977,9 +967,7 @@ test_objects_big_object_tie_overflow(void)
 		 10000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_objects_source_new(
-			      fx.rest, &fx.config->data.sources.eventlog_objects, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_objects(&fx);
 	counters = sfl_objects_source_get_counters(SFL_OBJECTS_SOURCE(fx.source));
 	fx_wait(&fx, fx_polls, GUINT_TO_POINTER(1), "the first sweep");
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(620), "the sweep's records");
@@ -1004,7 +992,6 @@ static void
 test_objects_settle_catches_late_row(void)
 {
 	Fx fx = { 0 };
-	g_autoptr(GError) error = NULL;
 	gint64 now = g_get_real_time();
 	g_autofree gchar *a = fx_iso(now - 120 * G_USEC_PER_SEC);
 	g_autofree gchar *d = fx_iso(now - 10 * G_USEC_PER_SEC);
@@ -1027,9 +1014,7 @@ test_objects_settle_catches_late_row(void)
 		 1000);
 	if (fx.skip)
 		return;
-	fx_start(&fx, SFL_SOURCE(sfl_objects_source_new(
-			      fx.rest, &fx.config->data.sources.eventlog_objects, NULL, &error)));
-	g_assert_no_error(error);
+	fx_start_objects(&fx);
 	/* the first poll reads up to now - 1 m: A only */
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(1), "the settled record");
 	fx_wait(&fx, fx_polls, GUINT_TO_POINTER(1), "the first poll");
