@@ -83,6 +83,7 @@ typedef struct {
 	gint64 created_usec;
 	GRefString *pre; /* shared by every row of the file but the last */
 	GRefString *post;
+	GPtrArray *post_ids; /* the window @post renders, adopted when the file is done */
 	SflSfDownload *download;
 	SflCsvParser *parser;
 	GStrv header;
@@ -542,6 +543,7 @@ sfl_elf_job_close_file(SflElfJob *job)
 	job->n_header = 0;
 	g_clear_pointer(&job->pre, g_ref_string_release);
 	g_clear_pointer(&job->post, g_ref_string_release);
+	g_clear_pointer(&job->post_ids, g_ptr_array_unref);
 	g_clear_error(&job->download_error);
 	for (guint i = 0; i < 2; i++) {
 		job->rows[i].valid = FALSE;
@@ -560,10 +562,8 @@ static void
 sfl_elf_job_advance(SflElfJob *job)
 {
 	SflElfType *type = job->type;
-	GPtrArray *ids = sfl_elf_fold(type, job->file_id, job->file_created);
-
 	g_ptr_array_unref(type->ids);
-	type->ids = ids;
+	type->ids = g_steal_pointer(&job->post_ids);
 	g_free(type->last_created);
 	type->last_created = g_strdup(job->file_created);
 	g_free(type->current);
@@ -771,7 +771,6 @@ sfl_elf_job_start_file(SflElfJob *job)
 		g_strdup_printf("/services/data/v%s/sobjects/EventLogFile/%s/LogFile",
 				sfl_sf_rest_get_api_version(self->rest), job->file_id);
 	GPtrArray *window = sfl_elf_fold(job->type, job->file_id, job->file_created);
-
 	g_autofree gchar *pre =
 		job->type->current != NULL
 			? g_strdup(job->type->current)
@@ -780,7 +779,7 @@ sfl_elf_job_start_file(SflElfJob *job)
 
 	job->pre = g_ref_string_new(pre);
 	job->post = g_ref_string_new(post);
-	g_ptr_array_unref(window);
+	job->post_ids = window;
 	job->phase = SFL_ELF_PHASE_PARSING;
 	job->parser = sfl_csv_parser_new(SFL_CSV_DEFAULT_MAX_FIELD);
 	job->download =
