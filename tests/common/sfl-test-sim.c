@@ -41,20 +41,6 @@ sfl_test_sim_spawn(const gchar *const *argv, GError **error)
 
 #define SFL_TEST_SIM_DEADLINE_SEC 30
 
-static void
-sfl_test_sim_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	GAsyncResult **out = user_data;
-	*out = g_object_ref(result);
-}
-
-static gboolean
-sfl_test_sim_expired_cb(gpointer user_data)
-{
-	*(gboolean *)user_data = TRUE;
-	return G_SOURCE_REMOVE;
-}
-
 /**
  * sfl_test_sim_control:
  * @loop: the curl loop of the test
@@ -69,14 +55,12 @@ json_t *
 sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method, const gchar *path,
 		     const gchar *json)
 {
-	g_autoptr(GAsyncResult) result = NULL;
+	SflTestWaiter waiter = { 0 };
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflHttpResponse) response = NULL;
 	g_autoptr(GBytes) body = json != NULL ? g_bytes_new(json, strlen(json)) : NULL;
-	g_autoptr(GSource) deadline = g_timeout_source_new_seconds(SFL_TEST_SIM_DEADLINE_SEC);
 	g_autofree gchar *url = g_strconcat(base, path, NULL);
 	const gchar *headers[] = { "Content-Type: application/json", NULL };
-	gboolean expired = FALSE;
 	json_error_t jerr;
 	gsize len = 0;
 	const gchar *data;
@@ -84,14 +68,10 @@ sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method, 
 
 	/* /control/received of a large test is tens of MB */
 	sfl_http_request_bounded_async(loop, method, url, headers, body, 60000, 256 * 1024 * 1024,
-				       NULL, sfl_test_sim_done_cb, &result);
-	g_source_set_callback(deadline, sfl_test_sim_expired_cb, &expired, NULL);
-	g_source_attach(deadline, NULL);
-	while (result == NULL && !expired)
-		g_main_context_iteration(NULL, TRUE);
-	g_source_destroy(deadline);
-	g_assert_false(expired);
-	response = sfl_http_request_finish(result, &error);
+				       NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, SFL_TEST_SIM_DEADLINE_SEC);
+	response = sfl_http_request_finish(waiter.result, &error);
+	g_clear_object(&waiter.result);
 	g_assert_no_error(error);
 	g_assert_cmpuint(sfl_http_response_get_status(response), ==, 200);
 	data = g_bytes_get_data(sfl_http_response_get_body(response), &len);
@@ -230,4 +210,32 @@ sfl_test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 
 	waiter->result = g_object_ref(result);
 	waiter->done = TRUE;
+}
+
+/**
+ * sfl_test_http_call:
+ * @loop: the curl loop
+ * @method: GET, HEAD, POST, ...
+ * @url: the URL
+ * @status: (out): the HTTP status
+ *
+ * Returns: (transfer full): the response body (up to 4 MiB)
+ */
+gchar *
+sfl_test_http_call(SflCurlLoop *loop, const gchar *method, const gchar *url, guint *status)
+{
+	SflTestWaiter waiter = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflHttpResponse) response = NULL;
+	GBytes *body = NULL;
+
+	sfl_http_request_bounded_async(loop, method, url, NULL, NULL, 10000, 4 * 1024 * 1024, NULL,
+				       sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, SFL_TEST_SIM_DEADLINE_SEC);
+	response = sfl_http_request_finish(waiter.result, &error);
+	g_clear_object(&waiter.result);
+	g_assert_no_error(error);
+	*status = sfl_http_response_get_status(response);
+	body = sfl_http_response_get_body(response);
+	return g_strndup(g_bytes_get_data(body, NULL), g_bytes_get_size(body));
 }

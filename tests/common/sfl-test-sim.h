@@ -41,6 +41,10 @@ typedef struct {
 /* a GAsyncReadyCallback filling the SflTestWaiter given as user data */
 void sfl_test_waiter_cb(GObject *source, GAsyncResult *result, gpointer user_data);
 
+/* one HTTP request (no body) to @url; returns the body, stores the status in *@status */
+gchar *sfl_test_http_call(SflCurlLoop *loop, const gchar *method, const gchar *url,
+			  guint *status) G_GNUC_WARN_UNUSED_RESULT;
+
 /* a control call to a simulator at @base (e.g. http://127.0.0.1:PORT); the parsed answer */
 json_t *sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method,
 			     const gchar *path, const gchar *json);

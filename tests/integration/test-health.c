@@ -16,7 +16,7 @@
 #endif
 
 #include "sfl-curl-loop.h"
-#include "sfl-http.h"
+#include "sfl-test-sim.h"
 
 /*
  * The health server of the real binary: /healthz, /readyz (ready on the leader, standby on a
@@ -160,32 +160,12 @@ daemon_stop(Fx *fx, Daemon *d)
 	g_free(d);
 }
 
-static void
-http_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	GAsyncResult **out = user_data;
-	*out = g_object_ref(result);
-}
-
 /* one request to the daemon; the body is returned, the status stored in *status */
 static gchar *
 http_call(Fx *fx, Daemon *d, const gchar *method, const gchar *path, guint *status)
 {
 	g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u%s", d->port, path);
-	g_autoptr(GAsyncResult) result = NULL;
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflHttpResponse) response = NULL;
-	GBytes *body = NULL;
-
-	sfl_http_request_bounded_async(fx->loop, method, url, NULL, NULL, 10000, 4 * 1024 * 1024,
-				       NULL, http_done_cb, &result);
-	while (result == NULL)
-		g_main_context_iteration(NULL, TRUE);
-	response = sfl_http_request_finish(result, &error);
-	g_assert_no_error(error);
-	*status = sfl_http_response_get_status(response);
-	body = sfl_http_response_get_body(response);
-	return g_strndup(g_bytes_get_data(body, NULL), g_bytes_get_size(body));
+	return sfl_test_http_call(fx->loop, method, url, status);
 }
 
 typedef struct {

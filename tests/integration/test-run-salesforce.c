@@ -16,7 +16,6 @@
 #endif
 
 #include "sfl-curl-loop.h"
-#include "sfl-http.h"
 #include "sfl-test-sim.h"
 
 /*
@@ -239,31 +238,15 @@ fx_health_port(Fx *fx)
 	return 0;
 }
 
-static void
-fx_http_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	GAsyncResult **out = user_data;
-	*out = g_object_ref(result);
-}
-
 static gchar *
 fx_get_metrics(Fx *fx)
 {
 	g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u/metrics", fx_health_port(fx));
-	g_autoptr(GAsyncResult) result = NULL;
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflHttpResponse) response = NULL;
-	GBytes *body = NULL;
+	guint status = 0;
+	gchar *body = sfl_test_http_call(fx->loop, "GET", url, &status);
 
-	sfl_http_request_bounded_async(fx->loop, "GET", url, NULL, NULL, 10000, 4 * 1024 * 1024,
-				       NULL, fx_http_done_cb, &result);
-	while (result == NULL)
-		g_main_context_iteration(NULL, TRUE);
-	response = sfl_http_request_finish(result, &error);
-	g_assert_no_error(error);
-	g_assert_cmpuint(sfl_http_response_get_status(response), ==, 200);
-	body = sfl_http_response_get_body(response);
-	return g_strndup(g_bytes_get_data(body, NULL), g_bytes_get_size(body));
+	g_assert_cmpuint(status, ==, 200);
+	return body;
 }
 
 static json_t *
