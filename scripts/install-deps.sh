@@ -11,7 +11,7 @@ PACKAGES="
 	libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 	libsnappy-dev libavro-dev libsoup-3.0-dev
 	python3 python3-yaml python3-grpcio python3-protobuf python3-snappy
-	python3-avro python3-jwt python3-botocore
+	python3-avro python3-jwt python3-botocore python3-cryptography
 	gcc-mingw-w64-x86-64 wine wine64
 	systemd openssl procps gcovr
 	prometheus

@@ -4,8 +4,9 @@
 #   sh scripts/run-fuzz.sh BUILD_DIR SECONDS [TARGET...]
 #
 # Targets: config (the YAML config loader), state-doc (the checkpoint document parser), csv
-# (the EventLogFile CSV push parser); all by default, SECONDS each. BUILD_DIR is a tree
-# configured with -Dfuzzing=true (clang); `make fuzz` sets one up. The seed corpus
+# (the EventLogFile CSV push parser), avro (the Pub/Sub payload decoder); all by default,
+# SECONDS each. BUILD_DIR is a tree configured with -Dfuzzing=true (clang); `make fuzz` sets
+# one up. The seed corpus
 # tests/fuzz/corpus/TARGET is copied into the work corpus .fuzz/TARGET (gitignored), which
 # keeps growing across runs. Crashes, leaks and timeouts go to .fuzz/artifacts/; copy one into
 # tests/fuzz/crashes/ to keep it as a regression input (every file there is replayed first).
@@ -18,7 +19,7 @@ fi
 build_dir=$1
 seconds=$2
 shift 2
-targets=${*:-config state-doc csv}
+targets=${*:-config state-doc csv avro}
 
 # paths below are relative to the repository root
 root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)

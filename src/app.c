@@ -11,7 +11,13 @@
 #include "sfl-error.h"
 #include "sfl-file-lease-coordinator.h"
 #include "sfl-file-store.h"
+#include "sfl-k8s-lease-coordinator.h"
+#include "sfl-k8s-lease-doctor.h"
 #include "sfl-noop-coordinator.h"
+#include "sfl-gcs-client.h"
+#include "sfl-object-lease-coordinator.h"
+#include "sfl-object-store.h"
+#include "sfl-s3-client.h"
 #include "sfl-platform.h"
 
 /**
@@ -31,6 +37,37 @@ sfl_app_store_wants_exclusive(const SflConfig *config)
 	       config->data.state.store == SFL_STATE_STORE_FILE;
 }
 
+/* how long one object-store request may take before it counts as a transient failure */
+#define SFL_APP_OBJECT_TIMEOUT_MS 30000
+
+/* one S3 bucket behind the default credential chain */
+static SflObjectClient *
+sfl_app_s3_client(const gchar *section, const gchar *bucket, const gchar *region,
+		  const gchar *endpoint_url, guint timeout_ms, GError **error)
+{
+	g_autoptr(SflAwsCredentialProvider) creds =
+		sfl_aws_credential_provider_new(NULL, NULL, NULL);
+	SflObjectClient *client =
+		sfl_s3_client_new(bucket, region, endpoint_url, creds, NULL, timeout_ms, error);
+
+	if (client == NULL)
+		g_prefix_error(error, "%s: ", section);
+	return client;
+}
+
+/* one GCS bucket: a service-account key, application default credentials or an emulator */
+static SflObjectClient *
+sfl_app_gcs_client(const gchar *section, const gchar *bucket, const gchar *service_file,
+		   guint timeout_ms, GError **error)
+{
+	SflObjectClient *client =
+		sfl_gcs_client_new(bucket, service_file, NULL, NULL, timeout_ms, error);
+
+	if (client == NULL)
+		g_prefix_error(error, "%s: ", section);
+	return client;
+}
+
 /**
  * sfl_app_build_store:
  * @config: the configuration
@@ -47,12 +84,22 @@ sfl_app_build_store(const SflConfig *config, gboolean exclusive, GError **error)
 	switch ((SflStateStoreKind)state->store) {
 	case SFL_STATE_STORE_FILE:
 		return sfl_file_store_new(state->file.path, exclusive);
-	case SFL_STATE_STORE_S3:
-	case SFL_STATE_STORE_GCS:
-		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
-			    "state.store: '%s' is not available in this build yet; use 'file'",
-			    sfl_config_enum_name("state.store", state->store));
-		return NULL;
+	case SFL_STATE_STORE_S3: {
+		g_autoptr(SflObjectClient) client =
+			sfl_app_s3_client("state.s3", state->s3.bucket, state->s3.region,
+					  state->s3.endpoint_url, SFL_APP_OBJECT_TIMEOUT_MS, error);
+		if (client == NULL)
+			return NULL;
+		return sfl_object_store_new(client, state->s3.key);
+	}
+	case SFL_STATE_STORE_GCS: {
+		g_autoptr(SflObjectClient) client =
+			sfl_app_gcs_client("state.gcs", state->gcs.bucket, state->gcs.service_file,
+					   SFL_APP_OBJECT_TIMEOUT_MS, error);
+		if (client == NULL)
+			return NULL;
+		return sfl_object_store_new(client, state->gcs.object_name);
+	}
 	}
 	g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INTERNAL, "unknown state.store");
 	return NULL;
@@ -86,15 +133,40 @@ sfl_app_default_holder(void)
 	return g_strdup_printf("%s-%" G_GINT64_FORMAT, host, sfl_platform_pid());
 }
 
+/* coordinate.type: k8s_lease, in-cluster or through coordinate.k8s_lease.kubeconfig */
+static SflCoordinator *
+sfl_app_build_k8s_lease(const SflConfig *config, SflCurlLoop *loop, const gchar *default_holder,
+			GError **error)
+{
+	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflK8sLeaseApi) api = sfl_k8s_lease_api_new_from_config(k, loop, error);
+	const gchar *identity = k->identity;
+	const gchar *note = sfl_k8s_lease_doctor_store_note(config);
+
+	if (api == NULL)
+		return NULL;
+	/* a pod's HOSTNAME is its name: unique among the replicas and readable in the Lease */
+	if (identity == NULL || identity[0] == '\0')
+		identity = g_getenv("HOSTNAME");
+	if (identity == NULL || identity[0] == '\0')
+		identity = default_holder;
+	if (note != NULL)
+		g_warning("%s", note);
+	return sfl_k8s_lease_coordinator_new(api, k->lease_duration, k->renew_interval, identity,
+					     clock);
+}
+
 /**
  * sfl_app_build_coordinator:
  * @config: the configuration
+ * @loop: (nullable): the daemon's curl loop (k8s_lease makes its own without one)
  * @error: return location for an error
  *
  * Returns: (transfer full): the configured coordinator, not yet running
  */
 SflCoordinator *
-sfl_app_build_coordinator(const SflConfig *config, GError **error)
+sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *loop, GError **error)
 {
 	const SflCoordinateConfig *c = &config->data.coordinate;
 	g_autofree gchar *holder = sfl_app_default_holder();
@@ -113,7 +185,34 @@ sfl_app_build_coordinator(const SflConfig *config, GError **error)
 						      NULL);
 	}
 	case SFL_COORDINATE_K8S_LEASE:
-		break;
+		return sfl_app_build_k8s_lease(config, loop, holder, error);
+	case SFL_COORDINATE_S3_LEASE: {
+		const SflS3LeaseConfig *l = &c->s3_lease;
+		g_autoptr(SflClock) clock = sfl_clock_get_system();
+		/* a lease request that takes longer than a renewal period is as good as failed */
+		g_autoptr(SflObjectClient) client = sfl_app_s3_client(
+			"coordinate.s3_lease", l->bucket, l->region, l->endpoint_url,
+			(guint)MIN(l->renew_interval / 1000, SFL_APP_OBJECT_TIMEOUT_MS), error);
+		if (client == NULL)
+			return NULL;
+		return sfl_object_lease_coordinator_new(
+			client, l->key, l->ttl, l->renew_interval,
+			l->holder_id != NULL && l->holder_id[0] != '\0' ? l->holder_id : holder,
+			clock);
+	}
+	case SFL_COORDINATE_GCS_LEASE: {
+		const SflGcsLeaseConfig *l = &c->gcs_lease;
+		g_autoptr(SflClock) clock = sfl_clock_get_system();
+		g_autoptr(SflObjectClient) client = sfl_app_gcs_client(
+			"coordinate.gcs_lease", l->bucket, l->service_file,
+			(guint)MIN(l->renew_interval / 1000, SFL_APP_OBJECT_TIMEOUT_MS), error);
+		if (client == NULL)
+			return NULL;
+		return sfl_object_lease_coordinator_new(
+			client, l->object_name, l->ttl, l->renew_interval,
+			l->holder_id != NULL && l->holder_id[0] != '\0' ? l->holder_id : holder,
+			clock);
+	}
 	}
 	g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 		    "coordinate.type: '%s' is not available in this build yet; use 'noop'",

@@ -7,6 +7,7 @@
 #include "sfl-checkpoint-store.h"
 #include "sfl-config.h"
 #include "sfl-coordinator.h"
+#include "sfl-curl-loop.h"
 
 G_BEGIN_DECLS
 
@@ -18,8 +19,10 @@ SflCheckpointStore *sfl_app_build_store(const SflConfig *config, gboolean exclus
 					GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_app_store_wants_exclusive(const SflConfig *config);
 
-SflCoordinator *
-sfl_app_build_coordinator(const SflConfig *config, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+/* @loop: (nullable): the daemon's curl loop, for coordinators that talk HTTP; NULL where
+ * the coordinator is only built to check the configuration */
+SflCoordinator *sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *loop,
+					  GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_app_coordinator_is_fenced(const SflConfig *config);
 gchar *sfl_app_default_holder(void) G_GNUC_WARN_UNUSED_RESULT;
 

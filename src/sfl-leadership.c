@@ -9,6 +9,7 @@
 #include "sfl-leadership.h"
 
 #include "sfl-error.h"
+#include "sfl-gsource.h"
 
 struct _SflLeadership {
 	GObject parent_instance;
@@ -16,8 +17,12 @@ struct _SflLeadership {
 	SflCoordinator *coordinator;
 	GCancellable *cancellable;
 	SflReadiness readiness;
-	guint terms; /* acquisitions so far */
+	guint terms;	 /* acquisitions so far */
+	gboolean fenced; /* the store carries this coordinator's fence and epoch */
 	gboolean running;
+	gboolean run_started; /* start_run was called for this term */
+	GSource *epoch_retry; /* the next attempt to record this term's epoch */
+	guint epoch_attempts;
 	SflRunHook start_run;
 	SflRunHook stop_run;
 	SflStatusHook status;
@@ -83,6 +88,84 @@ sfl_leadership_floor_finish_cb(gpointer user_data, GAsyncResult *result, guint64
 							   error);
 }
 
+typedef struct {
+	SflLeadership *self; /* owned */
+	guint term;
+} SflEpochRecord;
+
+static void sfl_leadership_record_epoch(SflLeadership *self);
+
+static void
+sfl_leadership_start_run(SflLeadership *self)
+{
+	self->run_started = TRUE;
+	if (self->start_run != NULL)
+		self->start_run(self, self->hook_data);
+}
+
+static gboolean
+sfl_leadership_epoch_retry_cb(gpointer user_data)
+{
+	SflLeadership *self = SFL_LEADERSHIP(user_data);
+
+	g_clear_pointer(&self->epoch_retry, g_source_unref);
+	if (self->running && !self->run_started)
+		sfl_leadership_record_epoch(self);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+sfl_leadership_epoch_recorded_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflEpochRecord *rec = user_data;
+	SflLeadership *self = rec->self;
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_checkpoint_store_commit_many_finish(SFL_CHECKPOINT_STORE(source), result,
+							      &error);
+
+	/* only this term's: a later term records its own epoch */
+	if (!self->running || self->terms != rec->term || self->run_started) {
+		/* nothing */
+	} else if (ok) {
+		sfl_leadership_start_run(self);
+	} else if (!sfl_leadership_handle_commit_error(self, error)) {
+		/* a transient failure (another replica's write in progress, I/O): the run waits,
+		 * so its sources read what every earlier leader finished writing */
+		guint delay_ms = MIN(250u << MIN(self->epoch_attempts, 3u), 2000u);
+
+		if (self->epoch_attempts++ == 0)
+			g_warning("cannot record the new epoch in the checkpoint store yet (%s); "
+				  "retrying before the sources start",
+				  error->message);
+		self->epoch_retry = g_timeout_source_new(delay_ms);
+		g_source_set_callback(self->epoch_retry, sfl_leadership_epoch_retry_cb, self, NULL);
+		g_source_attach(self->epoch_retry, g_main_context_get_thread_default());
+	}
+	g_object_unref(self);
+	g_free(rec);
+}
+
+/*
+ * The epoch is written to the store as soon as it is won, not with the first checkpoint: a
+ * replica that finds the lease deleted or garbled takes the store's epoch as its floor, and a
+ * leader that had not committed yet (Loki refusing pushes, a long first file) would otherwise
+ * see its own epoch handed out a second time, leaving the store unable to tell the two apart
+ * (found by tests/ha). The sources start only once it is written: a write of the previous
+ * leader still in progress (a frozen process) finishes or is fenced first, so they read
+ * everything it committed.
+ */
+static void
+sfl_leadership_record_epoch(SflLeadership *self)
+{
+	g_autoptr(SflStateDoc) none = sfl_state_doc_new();
+	SflEpochRecord *rec = g_new0(SflEpochRecord, 1);
+
+	rec->self = g_object_ref(self);
+	rec->term = self->terms;
+	sfl_checkpoint_store_commit_many_async(self->store, none, SFL_CHECKPOINT_STORE_NONE, NULL,
+					       sfl_leadership_epoch_recorded_cb, rec);
+}
+
 static void
 sfl_leadership_acquired_cb(SflCoordinator *coordinator, gpointer user_data)
 {
@@ -98,8 +181,12 @@ sfl_leadership_acquired_cb(SflCoordinator *coordinator, gpointer user_data)
 			 "leadership acquired");
 	sfl_leadership_set_status(self, status);
 	self->running = TRUE;
-	if (self->start_run != NULL)
-		self->start_run(self, self->hook_data);
+	self->run_started = FALSE;
+	self->epoch_attempts = 0;
+	if (self->fenced)
+		sfl_leadership_record_epoch(self);
+	else
+		sfl_leadership_start_run(self);
 }
 
 static void
@@ -109,9 +196,11 @@ sfl_leadership_lost_cb(SflCoordinator *coordinator, gpointer user_data)
 	g_autofree gchar *epoch_text =
 		g_strdup_printf("%" G_GUINT64_FORMAT, sfl_coordinator_get_epoch(coordinator));
 
-	if (self->running && self->stop_run != NULL)
+	sfl_clear_source(&self->epoch_retry);
+	if (self->running && self->run_started && self->stop_run != NULL)
 		self->stop_run(self, self->hook_data);
 	self->running = FALSE;
+	self->run_started = FALSE;
 	/* a later term must read what the winner wrote, not this term's cache */
 	sfl_checkpoint_store_reset(self->store);
 	self->readiness = SFL_READINESS_STANDBY;
@@ -150,6 +239,7 @@ sfl_leadership_new(SflCheckpointStore *store, SflCoordinator *coordinator, gbool
 
 	self->store = g_object_ref(store);
 	self->coordinator = g_object_ref(coordinator);
+	self->fenced = fenced;
 	if (fenced) {
 		sfl_checkpoint_store_set_fence(store, sfl_leadership_fence_cb, self, NULL);
 		sfl_checkpoint_store_set_epoch(store, sfl_leadership_epoch_cb, self, NULL);
@@ -258,6 +348,7 @@ sfl_leadership_dispose(GObject *object)
 {
 	SflLeadership *self = SFL_LEADERSHIP(object);
 
+	sfl_clear_source(&self->epoch_retry);
 	if (self->store != NULL) {
 		sfl_checkpoint_store_set_fence(self->store, NULL, NULL, NULL);
 		sfl_checkpoint_store_set_epoch(self->store, NULL, NULL, NULL);

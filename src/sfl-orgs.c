@@ -11,8 +11,10 @@
 #include "sfl-elf-source.h"
 #include "sfl-error.h"
 #include "sfl-objects-source.h"
+#include "sfl-pubsub-source.h"
 #include "sfl-sf-auth.h"
 #include "sfl-sf-rest.h"
+#include "sfl-sf-limits.h"
 #include "sfl-shape.h"
 
 typedef struct {
@@ -22,7 +24,8 @@ typedef struct {
 	SflSfAuth *auth;
 	SflSfRest *rest;
 	gchar *org_id;
-	gboolean failed; /* the start-up probe failed: degraded */
+	gboolean failed;     /* the start-up probe failed: degraded */
+	SflSfLimits *limits; /* the term's limits poller, if enabled */
 } SflOrg;
 
 struct _SflOrgs {
@@ -41,6 +44,7 @@ static void
 sfl_org_free(gpointer data)
 {
 	SflOrg *org = data;
+	g_clear_pointer(&org->limits, sfl_sf_limits_free);
 	g_free(org->name);
 	g_clear_object(&org->rest);
 	g_clear_object(&org->auth);
@@ -73,8 +77,8 @@ sfl_orgs_check_sources(const SflSourcesConfig *sources, const gchar *org_name, G
 {
 	const SflEventLogFileConfig *elf = &sources->eventlogfile;
 	GPtrArray *lists[] = { sources->eventlogfile.transforms,
-			       sources->eventlog_objects.transforms };
-	const gchar *names[] = { "eventlogfile", "eventlog_objects" };
+			       sources->eventlog_objects.transforms, sources->pubsub.transforms };
+	const gchar *names[] = { "eventlogfile", "eventlog_objects", "pubsub" };
 
 	if (!sfl_overlap_check(sources, org_name, error))
 		return FALSE;
@@ -133,7 +137,8 @@ sfl_orgs_has_sources(SflOrg *org)
 {
 	const SflSourcesConfig *s = org->sources;
 	return s->eventlogfile.enabled ||
-	       (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0);
+	       (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0) ||
+	       (s->pubsub.enabled && s->pubsub.topics != NULL && s->pubsub.topics[0] != NULL);
 }
 
 static SflOrg *
@@ -146,12 +151,6 @@ sfl_orgs_add(SflOrgs *self, SflCurlLoop *loop, const gchar *name, const SflSales
 	org->sf = sf;
 	org->sources = sources;
 	g_ptr_array_add(self->orgs, org);
-	if (sources->pubsub.enabled && sources->pubsub.topics != NULL &&
-	    sources->pubsub.topics[0] != NULL)
-		g_warning("%s%ssources.pubsub: the Pub/Sub source is not part of this build yet; "
-			  "its topics are not ingested, and EventLogFile discovery still leaves "
-			  "their categories to it",
-			  name, name[0] != '\0' ? ": " : "");
 	/* an org without sources needs no token, so its key is not even read */
 	if (!sfl_orgs_has_sources(org))
 		return org;
@@ -346,7 +345,9 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 		org->name[0] != '\0' ? g_strdup_printf("org=%s:", org->name) : g_strdup("");
 	SflSourceContext ctx = {
 		.pipeline = pipeline,
-		.lane = SFL_LANE_BULK,
+		/* classified by name, as the original does (§1.5) */
+		.lane = g_str_equal(sfl_source_get_name(source), "pubsub") ? SFL_LANE_STREAMING
+									   : SFL_LANE_BULK,
 		.store = store,
 		.interner = self->interner,
 		.clock = self->clock,
@@ -354,6 +355,8 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 		.key_prefix = prefix,
 		.metadata_fields = (const gchar *const *)d->sink.loki.structured_metadata_fields,
 		.metrics = metrics,
+		.org = org->name[0] != '\0' ? org->name : NULL,
+		.legacy_keys = org->name[0] != '\0' && org == g_ptr_array_index(self->orgs, 0),
 	};
 
 	g_object_set_data_full(G_OBJECT(source), "sfl-org", g_strdup(org->name), g_free);
@@ -373,6 +376,10 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 
 		if (org->rest == NULL)
 			continue;
+		if (org->sf->limits.enabled && metrics != NULL && org->limits == NULL)
+			org->limits = sfl_sf_limits_new(org->rest, self->clock,
+							org->sf->limits.poll_interval, metrics,
+							org->name[0] != '\0' ? org->name : NULL);
 		if (s->eventlogfile.enabled) {
 			SflElfSource *elf =
 				sfl_elf_source_new(org->rest, &s->eventlogfile, s, salt, &error);
@@ -391,6 +398,16 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 				g_critical("eventlog_objects: %s", error->message);
 			else
 				sfl_orgs_start_one(self, SFL_SOURCE(objs), org, pipeline, store,
+						   metrics);
+		}
+		g_clear_error(&error);
+		if (s->pubsub.enabled && s->pubsub.topics != NULL && s->pubsub.topics[0] != NULL) {
+			SflPubsubSource *ps = sfl_pubsub_source_new(
+				org->auth, org->rest, &s->pubsub, s, org->org_id, salt, &error);
+			if (ps == NULL)
+				g_critical("pubsub: %s", error->message);
+			else
+				sfl_orgs_start_one(self, SFL_SOURCE(ps), org, pipeline, store,
 						   metrics);
 		}
 	}
@@ -418,6 +435,11 @@ sfl_orgs_notify_writable(SflOrgs *self, SflLane lane)
 void
 sfl_orgs_stop_sources(SflOrgs *self)
 {
+	/* the poller follows the term, as in the original (§9.5) */
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		g_clear_pointer(&org->limits, sfl_sf_limits_free);
+	}
 	for (guint i = 0; i < self->running->len; i++)
 		sfl_source_stop(g_ptr_array_index(self->running, i));
 	g_ptr_array_set_size(self->running, 0);
@@ -475,4 +497,43 @@ sfl_orgs_status(SflOrgs *self)
 				  (json_int_t)c->errors, "throttled", (json_int_t)c->throttled));
 	}
 	return out;
+}
+
+/**
+ * sfl_orgs_set_metrics:
+ * @self: the orgs
+ * @metrics: the registry
+ *
+ * Token mints and failures are counted from now on (the start-up probe included).
+ */
+void
+sfl_orgs_set_metrics(SflOrgs *self, SflMetrics *metrics)
+{
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		if (org->auth != NULL)
+			sfl_sf_auth_set_metrics(org->auth, metrics,
+						org->name[0] != '\0' ? org->name : NULL);
+	}
+}
+
+/**
+ * sfl_orgs_get_auth_failing:
+ * @self: the orgs
+ *
+ * Multi-org readiness (original §6.5 item 2): the first org whose start-up probe failed and
+ * that has not minted a token since. Single-org runs never get here: a failing probe fails the
+ * start.
+ *
+ * Returns: (nullable) (transfer none): the org's name, or %NULL
+ */
+const gchar *
+sfl_orgs_get_auth_failing(SflOrgs *self)
+{
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		if (org->failed && org->auth != NULL && !sfl_sf_auth_has_token(org->auth))
+			return org->name;
+	}
+	return NULL;
 }

@@ -55,6 +55,10 @@ guint sfl_orgs_get_n_sources(SflOrgs *self);
 /* one object per running source: org, name and counters (for /statusz) */
 json_t *sfl_orgs_status(SflOrgs *self) G_GNUC_WARN_UNUSED_RESULT;
 
+void sfl_orgs_set_metrics(SflOrgs *self, SflMetrics *metrics);
+/* the first org failing its start-up authentication that still has no token, or NULL */
+const gchar *sfl_orgs_get_auth_failing(SflOrgs *self);
+
 /* totals over the running sources, for the progress line */
 void sfl_orgs_get_totals(SflOrgs *self, SflSourceCounters *totals);
 

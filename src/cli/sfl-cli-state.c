@@ -116,6 +116,14 @@ sfl_cli_state_check_writer(const SflConfig *config, GError **error)
 			    "deployment to zero, then pass --force",
 			    c->k8s_lease.namespace_, c->k8s_lease.name);
 		return FALSE;
+	case SFL_COORDINATE_S3_LEASE:
+	case SFL_COORDINATE_GCS_LEASE:
+		/* staleness of an object lease is judged by watching it for a ttl, not offline */
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+			    "the %s lease object cannot be checked offline; stop every replica "
+			    "first, then pass --force",
+			    c->type == SFL_COORDINATE_S3_LEASE ? "s3_lease" : "gcs_lease");
+		return FALSE;
 	}
 	return TRUE;
 }

@@ -18,8 +18,10 @@
 #include "sfl-loki-sink.h"
 #include "sfl-health-server.h"
 #include "sfl-metrics.h"
+#include "sfl-otlp.h"
 #include "sfl-orgs.h"
 #include "sfl-pipeline.h"
+#include "sfl-run-obs.h"
 #include "sfl-platform.h"
 #include "sfl-redact.h"
 
@@ -60,6 +62,7 @@ typedef struct {
 	SflMetrics *metrics;
 	SflSeries *leader_gauge;
 	SflSeries *queue_gauge;
+	SflRunObs *obs;	       /* commit-derived gauges, positions, degradation */
 	gint64 started_at;     /* monotonic */
 	GCancellable *startup; /* cancelled by a stop during the start-up probe */
 	GSource *progress_source;
@@ -258,6 +261,13 @@ sfl_run_log_banner(SflConfig *config)
 			 "STATE_STORE", sfl_config_enum_name("state.store", d->state.store),
 			 "COORDINATOR", sfl_config_enum_name("coordinate.type", d->coordinate.type),
 			 "ORGS", names->str, "MESSAGE", "sf2loki %s starting", PACKAGE_VERSION);
+	/* accepted for drop-in configs, but an operator must not believe a cap protects them */
+	if (d->sink.loki.egress.max_lines_per_second > 0 ||
+	    d->sink.loki.egress.max_bytes_per_second > 0 ||
+	    d->sink.loki.egress.daily_byte_budget > 0)
+		g_warning(
+			"sink.loki.egress is set but this build does not enforce rate caps or the "
+			"daily byte budget yet; nothing is paused or dropped for cost");
 }
 
 static SflLogLevel
@@ -299,6 +309,13 @@ sfl_run_pipeline_error_cb(SflPipeline *pipeline, SflLane lane, const GError *err
 		runner->failure = g_error_copy(error);
 	runner->failed = TRUE;
 	sfl_runner_stop_cb(runner);
+}
+
+static void
+sfl_run_pipeline_committed_cb(SflPipeline *pipeline, const SflStateDoc *doc, gpointer user_data)
+{
+	SflRunner *runner = user_data;
+	sfl_run_obs_committed(runner->obs, doc, g_get_real_time());
 }
 
 static void
@@ -344,6 +361,7 @@ sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
 		.writable = sfl_run_pipeline_writable_cb,
 		.error = sfl_run_pipeline_error_cb,
 		.fenced = sfl_run_pipeline_fenced_cb,
+		.committed = sfl_run_pipeline_committed_cb,
 	};
 	SflDuration progress = runner->config->data.service.progress_interval;
 
@@ -408,6 +426,7 @@ static void
 sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 {
 	g_clear_pointer(&runner->health, sfl_health_server_free);
+	g_clear_pointer(&runner->obs, sfl_run_obs_free);
 	g_clear_pointer(&runner->metrics, sfl_metrics_unref);
 	sfl_runner_remove_os_stop(runner);
 	if (stop_sources != NULL) {
@@ -471,7 +490,13 @@ sfl_run_health_ready(gpointer user_data, gchar **reason)
 	}
 	switch (sfl_leadership_get_readiness(runner->leadership)) {
 	case SFL_READINESS_READY:
-		return TRUE;
+		*reason = sfl_run_obs_degraded(
+			runner->obs,
+			runner->orgs != NULL ? sfl_orgs_get_auth_failing(runner->orgs) : NULL,
+			runner->pipeline != NULL ? sfl_pipeline_get_failing_since(runner->pipeline)
+						 : 0,
+			g_get_monotonic_time());
+		return *reason == NULL;
 	case SFL_READINESS_STANDBY:
 		*reason = g_strdup("standby");
 		return FALSE;
@@ -482,9 +507,9 @@ sfl_run_health_ready(gpointer user_data, gchar **reason)
 	return FALSE;
 }
 
-/* /metrics: the registry, with the gauges that describe the present refreshed first */
-static gchar *
-sfl_run_health_metrics(gpointer user_data)
+/* the gauges that describe the present, brought up to date before /metrics or an OTLP export */
+static void
+sfl_run_refresh_gauges(gpointer user_data)
 {
 	SflRunner *runner = user_data;
 	SflPipelineCounters counters = { 0 };
@@ -494,6 +519,15 @@ sfl_run_health_metrics(gpointer user_data)
 	sfl_series_set(runner->leader_gauge, runner->pipeline != NULL ? 1 : 0);
 	sfl_series_set(runner->queue_gauge, counters.queue_depth[SFL_LANE_BULK] +
 						    counters.queue_depth[SFL_LANE_STREAMING]);
+}
+
+/* /metrics: the registry, with the gauges that describe the present refreshed first */
+static gchar *
+sfl_run_health_metrics(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+
+	sfl_run_refresh_gauges(runner);
 	return sfl_metrics_render_prometheus(runner->metrics);
 }
 
@@ -505,6 +539,7 @@ sfl_run_init_metrics(SflRunner *runner)
 	SflMetricFamily *build_info = NULL;
 
 	runner->metrics = sfl_metrics_new();
+	runner->obs = sfl_run_obs_new(runner->config, runner->metrics);
 	build_info = sfl_metrics_gauge(runner->metrics, "sf2loki_build_info",
 				       "Always 1; the version is a label.", version);
 	sfl_series_set(sfl_metric_family_series(build_info, (const gchar *[]){ PACKAGE_VERSION }),
@@ -518,6 +553,44 @@ sfl_run_init_metrics(SflRunner *runner)
 		sfl_metric_family_series(sfl_metrics_gauge(runner->metrics, "sf2loki_queue_depth",
 							   "Entries queued in both lanes.", NULL),
 					 NULL);
+}
+
+/* --- OTLP push (service.telemetry, original §9.1): the same registry, every export_interval - */
+
+static SflOtlpExporter *
+sfl_run_start_otlp(SflRunner *runner, SflCurlLoop *loop, GError **error)
+{
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	SflOtlpExporter *otlp = sfl_otlp_exporter_new(loop, runner->metrics, clock,
+						      &runner->config->data.service.telemetry,
+						      &runner->config->data.sink.loki, error);
+
+	if (otlp == NULL) {
+		g_prefix_error(error, "cannot set up the OTLP metrics push: ");
+		return NULL;
+	}
+	sfl_otlp_exporter_set_refresh(otlp, sfl_run_refresh_gauges, runner);
+	sfl_otlp_exporter_start(otlp);
+	return otlp;
+}
+
+static void
+sfl_run_otlp_flushed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	*(gboolean *)user_data = TRUE;
+}
+
+/* the final export, once the pipeline stopped and its counts are final; bounded by the
+ * exporter's request deadline */
+static void
+sfl_run_stop_otlp(SflRunner *runner, SflOtlpExporter *otlp)
+{
+	gboolean done = FALSE;
+
+	sfl_otlp_exporter_shutdown_async(otlp, sfl_run_otlp_flushed_cb, &done);
+	while (!done)
+		g_main_context_iteration(runner->context, TRUE);
+	sfl_otlp_exporter_free(otlp);
 }
 
 /* /statusz: a snapshot an operator can read; nothing secret is ever in it */
@@ -566,6 +639,37 @@ sfl_run_health_status(gpointer user_data)
 	}
 	json_object_set_new(doc, "sources",
 			    runner->orgs != NULL ? sfl_orgs_status(runner->orgs) : json_array());
+	json_object_set_new(doc, "checkpoints",
+			    sfl_run_obs_checkpoints(runner->obs, g_get_real_time()));
+	{
+		g_autofree gchar *degraded = NULL;
+		gint64 failing = runner->pipeline != NULL
+					 ? sfl_pipeline_get_failing_since(runner->pipeline)
+					 : 0;
+		gint64 now = g_get_monotonic_time();
+
+		degraded = sfl_run_obs_degraded(
+			runner->obs,
+			runner->orgs != NULL ? sfl_orgs_get_auth_failing(runner->orgs) : NULL,
+			failing, now);
+		json_object_set_new(
+			doc, "loki",
+			json_pack("{s:o, s:o, s:s?}", "last_push_success",
+				  c.last_success_wall_usec > 0
+					  ? json_real((gdouble)c.last_success_wall_usec /
+						      G_USEC_PER_SEC)
+					  : json_null(),
+				  "failing_for_seconds",
+				  failing > 0 ? json_integer((now - failing) / G_USEC_PER_SEC)
+					      : json_null(),
+				  "degraded", degraded));
+		json_object_set_new(
+			doc, "egress",
+			json_pack(
+				"{s:I, s:b}", "daily_byte_budget",
+				(json_int_t)runner->config->data.sink.loki.egress.daily_byte_budget,
+				"enforced", FALSE));
+	}
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(doc);
 	return text;
@@ -591,6 +695,7 @@ sfl_run_start_orgs(SflRunner *runner, SflCurlLoop *loop, GError **error)
 
 	if (orgs == NULL)
 		return NULL;
+	sfl_orgs_set_metrics(orgs, runner->metrics);
 	runner->startup = g_cancellable_new();
 	sfl_orgs_probe_async(orgs, runner->startup, sfl_run_probe_cb, &result);
 	while (result == NULL)
@@ -625,6 +730,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_autoptr(SflCurlLoop) curl_loop = NULL;
 	g_autoptr(SflSink) sink = NULL;
 	g_autoptr(SflOrgs) orgs = NULL;
+	g_autoptr(SflOtlpExporter) otlp = NULL;
 
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -684,15 +790,17 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		return TRUE;
 	}
 
-	coordinator = sfl_app_build_coordinator(config, error);
+	/* one curl loop for every HTTP client of the process, the coordinator's included */
+	curl_loop = sfl_curl_loop_new();
+	if (config->data.sink.loki.ca_file != NULL)
+		sfl_curl_loop_set_ca_file(curl_loop, config->data.sink.loki.ca_file);
+	coordinator = sfl_app_build_coordinator(config, curl_loop, error);
 	if (coordinator == NULL) {
+		g_clear_object(&curl_loop);
 		g_clear_object(&store);
 		sfl_run_teardown(&runner, stop_sources);
 		return FALSE;
 	}
-	curl_loop = sfl_curl_loop_new();
-	if (config->data.sink.loki.ca_file != NULL)
-		sfl_curl_loop_set_ca_file(curl_loop, config->data.sink.loki.ca_file);
 	sink = sfl_loki_sink_new(curl_loop, &config->data.sink.loki, error);
 	if (sink == NULL) {
 		g_prefix_error(error, "cannot set up the Loki sink: ");
@@ -701,8 +809,20 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		sfl_run_teardown(&runner, stop_sources);
 		return FALSE;
 	}
+	if (config->data.service.telemetry.enabled) {
+		otlp = sfl_run_start_otlp(&runner, curl_loop, error);
+		if (otlp == NULL) {
+			g_clear_object(&sink);
+			g_clear_object(&coordinator);
+			g_clear_object(&store);
+			sfl_run_teardown(&runner, stop_sources);
+			return FALSE;
+		}
+	}
 	orgs = sfl_run_start_orgs(&runner, curl_loop, error);
 	if (orgs == NULL) {
+		/* before the loop drains below, so a cancelled export is delivered and freed */
+		g_clear_pointer(&otlp, sfl_otlp_exporter_free);
 		g_clear_object(&sink);
 		g_clear_object(&coordinator);
 		g_clear_object(&store);
@@ -742,6 +862,8 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		sfl_runner_notify(ready);
 	}
 	g_main_loop_run(loop);
+	if (otlp != NULL)
+		sfl_run_stop_otlp(&runner, g_steal_pointer(&otlp));
 
 	runner.leadership = NULL;
 	g_clear_object(&leadership);

@@ -9,6 +9,7 @@
 #include "sfl-file-lease-coordinator.h"
 
 #include "sfl-error.h"
+#include "sfl-lease-common.h"
 
 /*
  * The loop is a chain of steps, each started by a timeout or by the completion of the step
@@ -28,9 +29,7 @@ struct _SflFileLeaseCoordinator {
 	gint64 verify_usec;
 	SflClock *clock;
 	SflLeaseIO *io;
-	GCancellable *cancellable; /* the current chain */
-	GSource *timer;
-	guint pending; /* lease or floor operations in flight, of any chain */
+	SflLeaseChain chain;
 	guint64 epoch;
 	/* acquire: the lease's epoch before our claim, then the epoch we claim */
 	guint64 claim_epoch;
@@ -45,41 +44,11 @@ struct _SflFileLeaseCoordinator {
 
 G_DEFINE_TYPE(SflFileLeaseCoordinator, sfl_file_lease_coordinator, SFL_TYPE_COORDINATOR)
 
-/* what a completion needs: a strong ref, the chain it belongs to, and when it was issued */
-typedef struct {
-	SflFileLeaseCoordinator *self;
-	GCancellable *cancellable;
-	gint64 issued;
-} SflFileLeaseCall;
-
-static SflFileLeaseCall *
+static SflLeaseCall *
 sfl_file_lease_coordinator_call_new(SflFileLeaseCoordinator *self)
 {
-	SflFileLeaseCall *call = g_new0(SflFileLeaseCall, 1);
-
-	call->self = g_object_ref(self);
-	call->cancellable = g_object_ref(self->cancellable);
-	call->issued = sfl_clock_monotonic_usec(self->clock);
-	self->pending++;
-	return call;
+	return sfl_lease_call_new(&self->chain, self);
 }
-
-/* every completion calls this first: the operation can no longer land after what we do next */
-static void
-sfl_file_lease_coordinator_call_completed(SflFileLeaseCall *call)
-{
-	call->self->pending--;
-}
-
-static void
-sfl_file_lease_coordinator_call_free(SflFileLeaseCall *call)
-{
-	g_object_unref(call->self);
-	g_object_unref(call->cancellable);
-	g_free(call);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflFileLeaseCall, sfl_file_lease_coordinator_call_free)
 
 static const gchar *
 sfl_file_lease_coordinator_path(SflFileLeaseCoordinator *self)
@@ -88,52 +57,23 @@ sfl_file_lease_coordinator_path(SflFileLeaseCoordinator *self)
 	return path != NULL ? path : "(lease)";
 }
 
-static gdouble
-sfl_file_lease_coordinator_secs(gint64 usec)
-{
-	return (gdouble)usec / G_USEC_PER_SEC;
-}
-
 static gint64
 sfl_file_lease_coordinator_now(SflFileLeaseCoordinator *self)
 {
-	return sfl_clock_monotonic_usec(self->clock);
-}
-
-static void
-sfl_file_lease_coordinator_clear_timer(SflFileLeaseCoordinator *self)
-{
-	if (self->timer == NULL)
-		return;
-	g_source_destroy(self->timer);
-	g_clear_pointer(&self->timer, g_source_unref);
+	return sfl_lease_chain_now(&self->chain);
 }
 
 static void
 sfl_file_lease_coordinator_schedule(SflFileLeaseCoordinator *self, gint64 delay_usec,
 				    GSourceFunc func)
 {
-	sfl_file_lease_coordinator_clear_timer(self);
-	self->timer = sfl_clock_timeout_source_new(self->clock, delay_usec);
-	g_source_set_callback(self->timer, func, self, NULL);
-	g_source_attach(self->timer, g_main_context_get_thread_default());
-}
-
-/* a new chain: whatever the old one still has in flight is ignored when it completes */
-static void
-sfl_file_lease_coordinator_new_chain(SflFileLeaseCoordinator *self)
-{
-	sfl_file_lease_coordinator_clear_timer(self);
-	if (self->cancellable != NULL)
-		g_cancellable_cancel(self->cancellable);
-	g_clear_object(&self->cancellable);
-	self->cancellable = g_cancellable_new();
+	sfl_lease_chain_schedule(&self->chain, delay_usec, func, self);
 }
 
 static void
 sfl_file_lease_coordinator_read(SflFileLeaseCoordinator *self, GAsyncReadyCallback callback)
 {
-	sfl_lease_io_read_async(self->io, self->cancellable, callback,
+	sfl_lease_io_read_async(self->io, self->chain.cancellable, callback,
 				sfl_file_lease_coordinator_call_new(self));
 }
 
@@ -141,7 +81,7 @@ static void
 sfl_file_lease_coordinator_write(SflFileLeaseCoordinator *self, gint64 ttl_usec, guint64 epoch,
 				 GAsyncReadyCallback callback)
 {
-	SflFileLeaseCall *call = sfl_file_lease_coordinator_call_new(self);
+	SflLeaseCall *call = sfl_file_lease_coordinator_call_new(self);
 	gint64 expires = sfl_clock_wall_usec(self->clock) + ttl_usec;
 
 	sfl_lease_io_write_async(self->io, self->holder, expires, epoch, call->cancellable,
@@ -158,8 +98,7 @@ sfl_file_lease_coordinator_surrender(SflFileLeaseCoordinator *self)
 	self->last_read_ours = FALSE;
 	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 					    sfl_file_lease_coordinator_acquire_cb);
-	g_message("no longer leading (epoch %" G_GUINT64_FORMAT "); standing by", self->epoch);
-	sfl_coordinator_set_leader(SFL_COORDINATOR(self), FALSE);
+	sfl_lease_chain_log_standby(&self->chain, SFL_COORDINATOR(self), self->epoch);
 }
 
 /* --- acquire (standby) -------------------------------------------------------------------- */
@@ -168,14 +107,14 @@ static void
 sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *result,
 					     gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_auto(SflLeaseDoc) doc = { 0 };
 	g_autoptr(GError) error = NULL;
+	g_autofree gchar *what = NULL;
 	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (g_cancellable_is_cancelled(call->cancellable))
+	if (!sfl_lease_call_completed(call))
 		return;
 	if (!ok) {
 		/* our claim may or may not stand: never adopt what we could not confirm */
@@ -200,8 +139,8 @@ sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *resu
 	self->last_ok = self->claim_issued;
 	self->last_confirmed = call->issued;
 	self->last_read_ours = TRUE;
-	g_message("acquired the lease %s as %s (epoch %" G_GUINT64_FORMAT ")",
-		  sfl_file_lease_coordinator_path(self), self->holder, self->epoch);
+	what = g_strdup_printf("lease %s", sfl_file_lease_coordinator_path(self));
+	sfl_lease_chain_log_acquired(&self->chain, what, self->holder, self->epoch);
 	/* the timer first: the acquired callback may demote or stop us at once */
 	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 					    sfl_file_lease_coordinator_hold_cb);
@@ -213,7 +152,7 @@ sfl_file_lease_coordinator_acquire_verify_timer_cb(gpointer user_data)
 {
 	SflFileLeaseCoordinator *self = user_data;
 
-	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_lease_chain_clear_timer(&self->chain);
 	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_acquire_verify_cb);
 	return G_SOURCE_REMOVE;
 }
@@ -222,18 +161,17 @@ static void
 sfl_file_lease_coordinator_acquire_write_cb(GObject *source, GAsyncResult *result,
 					    gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_autoptr(GError) error = NULL;
 	gboolean ok = sfl_lease_io_write_finish(self->io, result, &error);
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (g_cancellable_is_cancelled(call->cancellable))
+	if (!sfl_lease_call_completed(call))
 		return;
 	if (!ok) {
 		g_warning("cannot write the lease %s: %s; retrying in %.1f s",
 			  sfl_file_lease_coordinator_path(self), error->message,
-			  sfl_file_lease_coordinator_secs(self->renew_usec));
+			  sfl_lease_secs(self->renew_usec));
 		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 						    sfl_file_lease_coordinator_acquire_cb);
 		return;
@@ -248,31 +186,20 @@ static void
 sfl_file_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *result,
 					    gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_autoptr(GError) error = NULL;
+	g_autofree gchar *what = NULL;
 	guint64 floor = 0;
 	gboolean ok =
 		sfl_coordinator_epoch_floor_finish(SFL_COORDINATOR(self), result, &floor, &error);
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (g_cancellable_is_cancelled(call->cancellable))
+	if (!sfl_lease_call_completed(call))
 		return;
-	if (!ok) {
-		g_warning("cannot read the epoch floor from the checkpoint store (%s); deriving "
-			  "the epoch from the lease alone",
-			  error->message);
-		floor = 0;
-	}
-	if (floor > self->claim_epoch) {
-		g_warning(
-			"the checkpoint store recorded epoch %" G_GUINT64_FORMAT
-			" but the lease %s says %" G_GUINT64_FORMAT
-			": the lease file was lost or rewritten; continuing from the store's epoch",
-			floor, sfl_file_lease_coordinator_path(self), self->claim_epoch);
-	}
-	/* the epoch never goes backwards: not below the lease, the store, or our own */
-	self->claim_epoch = MAX(MAX(self->claim_epoch, floor), self->epoch) + 1;
+	what = g_strdup_printf("lease %s", sfl_file_lease_coordinator_path(self));
+	self->claim_epoch = sfl_lease_chain_next_epoch(&self->chain, ok ? NULL : error, floor,
+						       self->claim_epoch, self->epoch, what,
+						       ": the lease file was lost or rewritten");
 	sfl_file_lease_coordinator_write(self, self->ttl_usec, self->claim_epoch,
 					 sfl_file_lease_coordinator_acquire_write_cb);
 }
@@ -281,14 +208,13 @@ static void
 sfl_file_lease_coordinator_acquire_read_cb(GObject *source, GAsyncResult *result,
 					   gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_auto(SflLeaseDoc) doc = { 0 };
 	g_autoptr(GError) error = NULL;
 	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (g_cancellable_is_cancelled(call->cancellable))
+	if (!sfl_lease_call_completed(call))
 		return;
 	if (!ok) {
 		/* cannot tell is never absent: contesting now could overwrite a live leader */
@@ -307,7 +233,7 @@ sfl_file_lease_coordinator_acquire_read_cb(GObject *source, GAsyncResult *result
 		return;
 	}
 	self->claim_epoch = doc.epoch;
-	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(self), self->cancellable,
+	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(self), self->chain.cancellable,
 					  sfl_file_lease_coordinator_acquire_floor_cb,
 					  sfl_file_lease_coordinator_call_new(self));
 }
@@ -317,7 +243,7 @@ sfl_file_lease_coordinator_acquire_cb(gpointer user_data)
 {
 	SflFileLeaseCoordinator *self = user_data;
 
-	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_lease_chain_clear_timer(&self->chain);
 	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_acquire_read_cb);
 	return G_SOURCE_REMOVE;
 }
@@ -327,14 +253,13 @@ sfl_file_lease_coordinator_acquire_cb(gpointer user_data)
 static void
 sfl_file_lease_coordinator_hold_write_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_autoptr(GError) error = NULL;
 	gboolean ok = sfl_lease_io_write_finish(self->io, result, &error);
 	gint64 since_ok;
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (g_cancellable_is_cancelled(call->cancellable))
+	if (!sfl_lease_call_completed(call))
 		return;
 	if (ok) {
 		self->last_ok = call->issued;
@@ -347,16 +272,14 @@ sfl_file_lease_coordinator_hold_write_cb(GObject *source, GAsyncResult *result, 
 		g_warning("cannot renew the lease %s (%s) and the last renewal was %.1f s ago, "
 			  "not within its ttl of %.1f s: giving up leadership",
 			  sfl_file_lease_coordinator_path(self), error->message,
-			  sfl_file_lease_coordinator_secs(since_ok),
-			  sfl_file_lease_coordinator_secs(self->ttl_usec));
+			  sfl_lease_secs(since_ok), sfl_lease_secs(self->ttl_usec));
 		sfl_file_lease_coordinator_surrender(self);
 		return;
 	}
 	g_warning("cannot renew the lease %s (%s); still leading, last renewed %.1f s ago "
 		  "(ttl %.1f s)",
-		  sfl_file_lease_coordinator_path(self), error->message,
-		  sfl_file_lease_coordinator_secs(since_ok),
-		  sfl_file_lease_coordinator_secs(self->ttl_usec));
+		  sfl_file_lease_coordinator_path(self), error->message, sfl_lease_secs(since_ok),
+		  sfl_lease_secs(self->ttl_usec));
 	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 					    sfl_file_lease_coordinator_hold_cb);
 }
@@ -377,7 +300,7 @@ sfl_file_lease_coordinator_hold_verify_cb(gpointer user_data)
 {
 	SflFileLeaseCoordinator *self = user_data;
 
-	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_lease_chain_clear_timer(&self->chain);
 	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_hold_read_cb);
 	return G_SOURCE_REMOVE;
 }
@@ -385,15 +308,14 @@ sfl_file_lease_coordinator_hold_verify_cb(gpointer user_data)
 static void
 sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = call->self;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_auto(SflLeaseDoc) doc = { 0 };
 	g_autoptr(GError) error = NULL;
 	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
 	gint64 since_confirmed;
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (g_cancellable_is_cancelled(call->cancellable))
+	if (!sfl_lease_call_completed(call))
 		return;
 	since_confirmed = sfl_file_lease_coordinator_now(self) - self->last_confirmed;
 	if (!ok) {
@@ -404,15 +326,14 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 				  "%.1f s ago, not within its ttl of %.1f s: giving up leadership "
 				  "without writing",
 				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_file_lease_coordinator_secs(since_confirmed),
-				  sfl_file_lease_coordinator_secs(self->ttl_usec));
+				  sfl_lease_secs(since_confirmed), sfl_lease_secs(self->ttl_usec));
 			sfl_file_lease_coordinator_surrender(self);
 			return;
 		}
 		if (!self->verifying) {
 			g_warning("cannot read the lease %s (%s); reading it again in %.3f s",
 				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_file_lease_coordinator_secs(self->verify_usec));
+				  sfl_lease_secs(self->verify_usec));
 			self->verifying = TRUE;
 			self->first_failed = TRUE;
 			sfl_file_lease_coordinator_schedule(
@@ -423,12 +344,12 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 			g_warning("two consecutive reads of the lease %s failed (%s); renewing "
 				  "within ttl (last confirmed %.1f s ago)",
 				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_file_lease_coordinator_secs(since_confirmed));
+				  sfl_lease_secs(since_confirmed));
 		} else {
 			g_warning("cannot re-read the lease %s (%s); renewing within ttl (last "
 				  "confirmed %.1f s ago)",
 				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_file_lease_coordinator_secs(since_confirmed));
+				  sfl_lease_secs(since_confirmed));
 		}
 		sfl_file_lease_coordinator_renew(self);
 		return;
@@ -447,8 +368,7 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 	if (doc.state != SFL_LEASE_VALID && !self->verifying) {
 		g_warning("the lease %s is missing or not a lease; reading it again in %.3f s "
 			  "before renewing",
-			  sfl_file_lease_coordinator_path(self),
-			  sfl_file_lease_coordinator_secs(self->verify_usec));
+			  sfl_file_lease_coordinator_path(self), sfl_lease_secs(self->verify_usec));
 		self->verifying = TRUE;
 		self->first_failed = FALSE;
 		sfl_file_lease_coordinator_schedule(self, self->verify_usec,
@@ -464,15 +384,14 @@ sfl_file_lease_coordinator_hold_cb(gpointer user_data)
 	SflFileLeaseCoordinator *self = user_data;
 	gint64 since_ok = sfl_file_lease_coordinator_now(self) - self->last_ok;
 
-	sfl_file_lease_coordinator_clear_timer(self);
+	sfl_lease_chain_clear_timer(&self->chain);
 	/* before any I/O: a process that slept through its ttl may already have a successor */
 	if (since_ok >= self->ttl_usec) {
 		g_warning("woke up %.1f s after the last renewal of the lease %s, not within its "
 			  "ttl of %.1f s (was this process stalled?): giving up leadership without "
 			  "writing",
-			  sfl_file_lease_coordinator_secs(since_ok),
-			  sfl_file_lease_coordinator_path(self),
-			  sfl_file_lease_coordinator_secs(self->ttl_usec));
+			  sfl_lease_secs(since_ok), sfl_file_lease_coordinator_path(self),
+			  sfl_lease_secs(self->ttl_usec));
 		sfl_file_lease_coordinator_surrender(self);
 		return G_SOURCE_REMOVE;
 	}
@@ -487,16 +406,17 @@ sfl_file_lease_coordinator_hold_cb(gpointer user_data)
 static void
 sfl_file_lease_coordinator_release_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-	g_autoptr(SflFileLeaseCall) call = user_data;
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_autoptr(GError) error = NULL;
 
-	sfl_file_lease_coordinator_call_completed(call);
-	if (!sfl_lease_io_write_finish(call->self->io, result, &error)) {
+	sfl_lease_call_completed(call);
+	if (!sfl_lease_io_write_finish(self->io, result, &error)) {
 		g_debug("cannot release the lease %s: %s; it expires on its own",
-			sfl_file_lease_coordinator_path(call->self), error->message);
+			sfl_file_lease_coordinator_path(self), error->message);
 		return;
 	}
-	g_debug("released the lease %s", sfl_file_lease_coordinator_path(call->self));
+	g_debug("released the lease %s", sfl_file_lease_coordinator_path(self));
 }
 
 static void
@@ -504,7 +424,7 @@ sfl_file_lease_coordinator_start(SflCoordinator *coordinator)
 {
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
 
-	sfl_file_lease_coordinator_new_chain(self);
+	sfl_lease_chain_restart(&self->chain);
 	self->last_read_ours = FALSE;
 	/* from the loop, never inside the caller's run_async() */
 	sfl_file_lease_coordinator_schedule(self, 0, sfl_file_lease_coordinator_acquire_cb);
@@ -520,10 +440,10 @@ sfl_file_lease_coordinator_stop(SflCoordinator *coordinator)
 	 * successor may hold it already)
 	 */
 	gboolean release = sfl_coordinator_is_leader(coordinator) && self->last_read_ours &&
-			   self->pending == 0 &&
+			   self->chain.pending == 0 &&
 			   sfl_file_lease_coordinator_now(self) - self->last_ok < self->ttl_usec;
 
-	sfl_file_lease_coordinator_new_chain(self);
+	sfl_lease_chain_restart(&self->chain);
 	if (!release)
 		return;
 	/* its own chain, never cancelled: the run ends without waiting for it */
@@ -536,9 +456,8 @@ sfl_file_lease_coordinator_demote(SflCoordinator *coordinator)
 {
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
 
-	g_message("demoted: a commit was fenced; standing by (epoch %" G_GUINT64_FORMAT ")",
-		  self->epoch);
-	sfl_file_lease_coordinator_new_chain(self);
+	sfl_lease_chain_log_demoted(&self->chain, self->epoch);
+	sfl_lease_chain_restart(&self->chain);
 	self->last_read_ours = FALSE;
 	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 					    sfl_file_lease_coordinator_acquire_cb);
@@ -569,10 +488,7 @@ sfl_file_lease_coordinator_dispose(GObject *object)
 {
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(object);
 
-	sfl_file_lease_coordinator_clear_timer(self);
-	if (self->cancellable != NULL)
-		g_cancellable_cancel(self->cancellable);
-	g_clear_object(&self->cancellable);
+	sfl_lease_chain_dispose(&self->chain);
 	G_OBJECT_CLASS(sfl_file_lease_coordinator_parent_class)->dispose(object);
 }
 
@@ -642,6 +558,7 @@ sfl_file_lease_coordinator_new(const gchar *path, gint64 ttl_usec, gint64 renew_
 	/* long enough for a concurrent claim to land, short against the ttl */
 	self->verify_usec = MIN(G_USEC_PER_SEC, MAX(50 * 1000, renew_usec / 10));
 	self->clock = sfl_clock_ref(clock);
+	sfl_lease_chain_init(&self->chain, self->clock, G_LOG_DOMAIN);
 	self->io = io != NULL ? g_object_ref(io) : sfl_lease_io_new(path);
 	sfl_lease_io_set_deadline(self->io, self->clock, renew_usec);
 	return SFL_COORDINATOR(self);

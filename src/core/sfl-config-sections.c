@@ -31,7 +31,8 @@ static const gchar *const sfl_choices_budget[] = { "pause", "drop", NULL };
 static const gchar *const sfl_choices_encoding[] = { "protobuf", "json", NULL };
 static const gchar *const sfl_choices_compression[] = { "snappy", "gzip", "none", NULL };
 static const gchar *const sfl_choices_store[] = { "file", "s3", "gcs", NULL };
-static const gchar *const sfl_choices_coordinate[] = { "noop", "file_lease", "k8s_lease", NULL };
+static const gchar *const sfl_choices_coordinate[] = { "noop",	   "file_lease", "k8s_lease",
+						       "s3_lease", "gcs_lease",	 NULL };
 static const gchar *const sfl_choices_tel_auth[] = { "basic", "none", NULL };
 static const gchar *const sfl_choices_log_level[] = { "debug", "info",	   "warning", "warn",
 						      "error", "critical", NULL };
@@ -869,6 +870,107 @@ static const SflConfigSchema sfl_k8s_lease_schema = {
 	.fields = sfl_k8s_lease_fields,
 };
 
+static const SflConfigField sfl_s3_lease_fields[] = {
+	{ FIELD(SflS3LeaseConfig, "bucket", SFL_CONFIG_TYPE_STRING, bucket), .def = "\"\"",
+	  .help = "Bucket (required when type is s3_lease)." },
+	{ FIELD(SflS3LeaseConfig, "key", SFL_CONFIG_TYPE_STRING, key), .def = "sf2loki/leader.json",
+	  .help = "Object key of the lease; never the checkpoint object." },
+	{ FIELD(SflS3LeaseConfig, "region", SFL_CONFIG_TYPE_STRING, region),
+	  .flags = SFL_CONFIG_FIELD_NULLABLE, .help = "Region; null uses the credential chain's." },
+	{ FIELD(SflS3LeaseConfig, "endpoint_url", SFL_CONFIG_TYPE_STRING, endpoint_url),
+	  .flags = SFL_CONFIG_FIELD_NULLABLE,
+	  .help = "S3-compatible endpoint (MinIO, R2); null for AWS." },
+	{ FIELD(SflS3LeaseConfig, "ttl", SFL_CONFIG_TYPE_DURATION, ttl), .def = "30s",
+	  .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
+	  .help = "A lease object unchanged for this long may be taken over." },
+	{ FIELD(SflS3LeaseConfig, "renew_interval", SFL_CONFIG_TYPE_DURATION, renew_interval),
+	  .def = "10s", .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
+	  .help = "How often the leader renews; 2 x renew_interval must be below ttl." },
+	{ FIELD(SflS3LeaseConfig, "holder_id", SFL_CONFIG_TYPE_STRING, holder_id), .def = "\"\"",
+	  .def_doc = "hostname-pid", .help = "This replica's identity; empty means hostname-pid." },
+	{ NULL }
+};
+
+static const SflConfigSchema sfl_s3_lease_schema = {
+	.name = "S3LeaseConfig",
+	.doc = "Lease object in S3 (conditional writes; for stateless platforms).",
+	.struct_size = sizeof(SflS3LeaseConfig),
+	.fields = sfl_s3_lease_fields,
+};
+
+static const SflConfigField sfl_gcs_lease_fields[] = {
+	{ FIELD(SflGcsLeaseConfig, "bucket", SFL_CONFIG_TYPE_STRING, bucket), .def = "\"\"",
+	  .help = "Bucket (required when type is gcs_lease)." },
+	{ FIELD(SflGcsLeaseConfig, "object_name", SFL_CONFIG_TYPE_STRING, object_name),
+	  .def = "sf2loki/leader.json",
+	  .help = "Object name of the lease; never the checkpoint object." },
+	{ FIELD(SflGcsLeaseConfig, "service_file", SFL_CONFIG_TYPE_PATH, service_file),
+	  .flags = SFL_CONFIG_FIELD_NULLABLE,
+	  .help = "Service-account JSON; null uses application default credentials." },
+	{ FIELD(SflGcsLeaseConfig, "ttl", SFL_CONFIG_TYPE_DURATION, ttl), .def = "30s",
+	  .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
+	  .help = "A lease object unchanged for this long may be taken over." },
+	{ FIELD(SflGcsLeaseConfig, "renew_interval", SFL_CONFIG_TYPE_DURATION, renew_interval),
+	  .def = "10s", .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
+	  .help = "How often the leader renews; 2 x renew_interval must be below ttl." },
+	{ FIELD(SflGcsLeaseConfig, "holder_id", SFL_CONFIG_TYPE_STRING, holder_id), .def = "\"\"",
+	  .def_doc = "hostname-pid", .help = "This replica's identity; empty means hostname-pid." },
+	{ NULL }
+};
+
+static const SflConfigSchema sfl_gcs_lease_schema = {
+	.name = "GcsLeaseConfig",
+	.doc = "Lease object in GCS (generation preconditions; for stateless platforms).",
+	.struct_size = sizeof(SflGcsLeaseConfig),
+	.fields = sfl_gcs_lease_fields,
+};
+
+static void
+sfl_coordinate_check_renew(SflConfigContext *ctx, const SflConfigNode *node, const gchar *path,
+			   const gchar *section, SflDuration renew, SflDuration ttl)
+{
+	g_autofree gchar *key = NULL;
+	g_autofree gchar *kpath = NULL;
+	g_autofree gchar *r = NULL;
+	g_autofree gchar *t = NULL;
+
+	if (renew <= 0 || ttl <= 0 || 2 * renew < ttl)
+		return;
+	key = g_strdup_printf("%s.renew_interval", section);
+	kpath = sfl_config_path_join(path, key);
+	r = sfl_duration_format(renew);
+	t = sfl_duration_format(ttl);
+	sfl_config_error(ctx, kpath, sfl_config_node_lookup(node, section),
+			 "2 x renew_interval (%s) must be less than ttl (%s)", r, t);
+}
+
+/*
+ * The lease object must never be the checkpoint object: each would overwrite the other.
+ * Called from the root validation, which sees both sections.
+ */
+static void
+sfl_coordinate_validate_against_state(const SflConfigData *cfg, const SflConfigNode *root,
+				      SflConfigContext *ctx)
+{
+	const SflCoordinateConfig *c = &cfg->coordinate;
+	const SflStateConfig *state = &cfg->state;
+	const SflConfigNode *node = sfl_config_node_lookup(root, "coordinate");
+
+	if (c->type == SFL_COORDINATE_S3_LEASE && state->store == SFL_STATE_STORE_S3 &&
+	    g_strcmp0(c->s3_lease.bucket, state->s3.bucket) == 0 &&
+	    g_strcmp0(c->s3_lease.key, state->s3.key) == 0 &&
+	    g_strcmp0(c->s3_lease.endpoint_url, state->s3.endpoint_url) == 0)
+		sfl_config_error(ctx, "coordinate.s3_lease.key", node,
+				 "the lease object must not be the checkpoint object "
+				 "(state.s3.bucket/key); choose another key");
+	if (c->type == SFL_COORDINATE_GCS_LEASE && state->store == SFL_STATE_STORE_GCS &&
+	    g_strcmp0(c->gcs_lease.bucket, state->gcs.bucket) == 0 &&
+	    g_strcmp0(c->gcs_lease.object_name, state->gcs.object_name) == 0)
+		sfl_config_error(ctx, "coordinate.gcs_lease.object_name", node,
+				 "the lease object must not be the checkpoint object "
+				 "(state.gcs.bucket/object_name); choose another name");
+}
+
 static void
 sfl_coordinate_validate(gpointer obj, const SflConfigNode *node, const gchar *path,
 			SflConfigContext *ctx)
@@ -893,16 +995,42 @@ sfl_coordinate_validate(gpointer obj, const SflConfigNode *node, const gchar *pa
 				 "2 x renew_interval (%s) must be less than lease_duration (%s)", r,
 				 t);
 	}
+	sfl_coordinate_check_renew(ctx, node, path, "s3_lease", c->s3_lease.renew_interval,
+				   c->s3_lease.ttl);
+	sfl_coordinate_check_renew(ctx, node, path, "gcs_lease", c->gcs_lease.renew_interval,
+				   c->gcs_lease.ttl);
+	if (c->type == SFL_COORDINATE_S3_LEASE && sfl_config_text_blank(c->s3_lease.bucket)) {
+		g_autofree gchar *kpath = sfl_config_path_join(path, "s3_lease.bucket");
+		sfl_config_error(ctx, kpath, node, "required when coordinate.type is s3_lease");
+	}
+	if (c->type == SFL_COORDINATE_S3_LEASE && sfl_config_text_blank(c->s3_lease.key)) {
+		g_autofree gchar *kpath = sfl_config_path_join(path, "s3_lease.key");
+		sfl_config_error(ctx, kpath, node, "must not be empty");
+	}
+	if (c->type == SFL_COORDINATE_GCS_LEASE && sfl_config_text_blank(c->gcs_lease.bucket)) {
+		g_autofree gchar *kpath = sfl_config_path_join(path, "gcs_lease.bucket");
+		sfl_config_error(ctx, kpath, node, "required when coordinate.type is gcs_lease");
+	}
+	if (c->type == SFL_COORDINATE_GCS_LEASE &&
+	    sfl_config_text_blank(c->gcs_lease.object_name)) {
+		g_autofree gchar *kpath = sfl_config_path_join(path, "gcs_lease.object_name");
+		sfl_config_error(ctx, kpath, node, "must not be empty");
+	}
 }
 
 static const SflConfigField sfl_coordinate_fields[] = {
 	{ FIELD(SflCoordinateConfig, "type", SFL_CONFIG_TYPE_ENUM, type), .def = "noop",
 	  .choices = sfl_choices_coordinate,
-	  .help = "HA coordinator: noop (single instance), file_lease or k8s_lease." },
+	  .help = "HA coordinator: noop (single instance), file_lease, k8s_lease, s3_lease or "
+		  "gcs_lease." },
 	{ FIELD(SflCoordinateConfig, "file_lease", SFL_CONFIG_TYPE_OBJECT, file_lease),
 	  .schema = &sfl_file_lease_schema, .help = "File lease." },
 	{ FIELD(SflCoordinateConfig, "k8s_lease", SFL_CONFIG_TYPE_OBJECT, k8s_lease),
 	  .schema = &sfl_k8s_lease_schema, .help = "Kubernetes Lease." },
+	{ FIELD(SflCoordinateConfig, "s3_lease", SFL_CONFIG_TYPE_OBJECT, s3_lease),
+	  .schema = &sfl_s3_lease_schema, .help = "S3 lease object." },
+	{ FIELD(SflCoordinateConfig, "gcs_lease", SFL_CONFIG_TYPE_OBJECT, gcs_lease),
+	  .schema = &sfl_gcs_lease_schema, .help = "GCS lease object." },
 	{ NULL }
 };
 
@@ -1068,6 +1196,8 @@ sfl_root_validate(gpointer obj, const SflConfigNode *node, const gchar *path, Sf
 						 per_org[i]);
 		}
 	}
+
+	sfl_coordinate_validate_against_state(cfg, node, ctx);
 
 	if (tel->enabled && tel->auth == SFL_TELEMETRY_AUTH_BASIC) {
 		const gchar *user = sfl_config_text_blank(tel->basic_auth_user)

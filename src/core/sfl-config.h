@@ -238,6 +238,8 @@ typedef enum {
 	SFL_COORDINATE_NOOP,
 	SFL_COORDINATE_FILE_LEASE,
 	SFL_COORDINATE_K8S_LEASE,
+	SFL_COORDINATE_S3_LEASE,
+	SFL_COORDINATE_GCS_LEASE,
 } SflCoordinateKind;
 
 typedef struct {
@@ -257,9 +259,30 @@ typedef struct {
 } SflK8sLeaseConfig;
 
 typedef struct {
+	gchar *bucket;
+	gchar *key;
+	gchar *region;
+	gchar *endpoint_url;
+	SflDuration ttl;
+	SflDuration renew_interval;
+	gchar *holder_id;
+} SflS3LeaseConfig;
+
+typedef struct {
+	gchar *bucket;
+	gchar *object_name;
+	gchar *service_file;
+	SflDuration ttl;
+	SflDuration renew_interval;
+	gchar *holder_id;
+} SflGcsLeaseConfig;
+
+typedef struct {
 	gint type; /* SflCoordinateKind */
 	SflFileLeaseConfig file_lease;
 	SflK8sLeaseConfig k8s_lease;
+	SflS3LeaseConfig s3_lease;
+	SflGcsLeaseConfig gcs_lease;
 } SflCoordinateConfig;
 
 typedef enum {

@@ -50,16 +50,10 @@ sfl_http_stream_destroy(SflHttpStream *self)
 {
 	sfl_clear_source(&self->resume_source);
 	sfl_clear_source(&self->cleanup_source);
-	if (self->easy != NULL) {
-		if (self->started)
-			sfl_curl_loop_remove(self->loop, self->easy);
-		curl_easy_cleanup(self->easy);
-	}
-	curl_slist_free_all(self->headers);
+	sfl_http_release_transfer(&self->loop, self->easy, self->started, self->headers);
 	g_ptr_array_unref(self->response_headers);
 	g_byte_array_unref(self->pending);
 	g_free(self->url);
-	g_clear_object(&self->loop);
 	g_free(self);
 }
 
@@ -142,23 +136,19 @@ sfl_http_stream_header_cb(char *data, size_t size, size_t nmemb, void *user_data
 	SflHttpStream *self = user_data;
 	gsize len = size * nmemb;
 	g_autofree gchar *line = NULL;
-	gchar *colon = NULL;
+	long status = 0;
 
 	if (self->dead)
 		return 0;
 	/* trailers after the body are not headers of the response */
 	if (self->headers_done)
 		return len;
-	line = g_strndup(data, len);
-	g_strchomp(line);
-	if (g_str_has_prefix(line, "HTTP/")) {
+	switch (sfl_http_header_parse(data, len, &line)) {
+	case SFL_HTTP_HEADER_STATUS:
 		/* an interim 1xx response starts a new header set */
 		g_ptr_array_set_size(self->response_headers, 0);
 		return len;
-	}
-	if (line[0] == '\0') {
-		long status = 0;
-
+	case SFL_HTTP_HEADER_END:
 		curl_easy_getinfo(self->easy, CURLINFO_RESPONSE_CODE, &status);
 		if (status >= 200) {
 			self->headers_done = TRUE;
@@ -167,13 +157,13 @@ sfl_http_stream_header_cb(char *data, size_t size, size_t nmemb, void *user_data
 			self->dispatching--;
 		}
 		return self->dead ? 0 : len;
-	}
-	colon = strchr(line, ':');
-	if (colon == NULL || colon == line)
+	case SFL_HTTP_HEADER_FIELD:
+		g_ptr_array_add(self->response_headers, g_steal_pointer(&line));
 		return len;
-	g_strchug(colon + 1);
-	g_ptr_array_add(self->response_headers, g_steal_pointer(&line));
-	return len;
+	case SFL_HTTP_HEADER_OTHER:
+	default:
+		return len;
+	}
 }
 
 static void
@@ -370,11 +360,8 @@ sfl_http_stream_resume(SflHttpStream *self)
 	self->paused = FALSE;
 	if (self->resume_source != NULL)
 		return;
-	self->resume_source = g_idle_source_new();
-	g_source_set_priority(self->resume_source, G_PRIORITY_DEFAULT);
-	g_source_set_name(self->resume_source, "[sf2loki] http stream resume");
-	g_source_set_callback(self->resume_source, sfl_http_stream_resume_cb, self, NULL);
-	g_source_attach(self->resume_source, g_main_context_get_thread_default());
+	sfl_http_defer(&self->resume_source, G_PRIORITY_DEFAULT, "[sf2loki] http stream resume",
+		       sfl_http_stream_resume_cb, self);
 }
 
 gboolean
@@ -415,7 +402,7 @@ sfl_http_stream_get_header(SflHttpStream *self, const gchar *name)
 	for (guint i = self->response_headers->len; i > 0; i--) {
 		const gchar *line = g_ptr_array_index(self->response_headers, i - 1);
 
-		if (g_ascii_strncasecmp(line, name, name_len) == 0 && line[name_len] == ':')
+		if (sfl_http_header_is(line, name))
 			return line + name_len + 1;
 	}
 	return NULL;
@@ -456,9 +443,65 @@ sfl_http_stream_free(SflHttpStream *self)
 	}
 	/* inside a callback: curl must not see its handle removed under it */
 	sfl_clear_source(&self->resume_source);
-	self->cleanup_source = g_idle_source_new();
-	g_source_set_priority(self->cleanup_source, G_PRIORITY_HIGH);
-	g_source_set_name(self->cleanup_source, "[sf2loki] http stream free");
-	g_source_set_callback(self->cleanup_source, sfl_http_stream_cleanup_cb, self, NULL);
-	g_source_attach(self->cleanup_source, g_main_context_get_thread_default());
+	sfl_http_defer(&self->cleanup_source, G_PRIORITY_HIGH, "[sf2loki] http stream free",
+		       sfl_http_stream_cleanup_cb, self);
+}
+
+void
+sfl_http_release_transfer(SflCurlLoop **loop, CURL *easy, gboolean attached,
+			  struct curl_slist *headers)
+{
+	if (easy != NULL) {
+		if (attached)
+			sfl_curl_loop_remove(*loop, easy);
+		curl_easy_cleanup(easy);
+	}
+	curl_slist_free_all(headers);
+	g_clear_object(loop);
+}
+
+void
+sfl_http_defer(GSource **slot, gint priority, const gchar *name, GSourceFunc func, gpointer data)
+{
+	*slot = g_idle_source_new();
+	g_source_set_priority(*slot, priority);
+	g_source_set_name(*slot, name);
+	g_source_set_callback(*slot, func, data, NULL);
+	g_source_attach(*slot, g_main_context_get_thread_default());
+}
+
+/**
+ * sfl_http_header_parse:
+ * @data: (array length=len): one line as curl's header callback gets it
+ * @len: its length
+ * @line: (out) (transfer full): the line without its line end; for a field, "Name:value"
+ *   with the white space around the value trimmed
+ *
+ * Returns: what the line is
+ */
+SflHttpHeaderKind
+sfl_http_header_parse(const gchar *data, gsize len, gchar **line)
+{
+	gchar *text = g_strchomp(g_strndup(data, len));
+	gchar *colon;
+
+	*line = text;
+	if (g_str_has_prefix(text, "HTTP/"))
+		return SFL_HTTP_HEADER_STATUS;
+	if (text[0] == '\0')
+		return SFL_HTTP_HEADER_END;
+	colon = strchr(text, ':');
+	if (colon == NULL || colon == text)
+		return SFL_HTTP_HEADER_OTHER;
+	g_strchug(colon + 1);
+	return SFL_HTTP_HEADER_FIELD;
+}
+
+/* whether the field @line (as sfl_http_header_parse() left it) is @name, in any case */
+gboolean
+sfl_http_header_is(const gchar *line, const gchar *name)
+{
+	gsize name_len = strlen(name);
+
+	return g_ascii_strncasecmp(line, name, name_len) == 0 && line[name_len] == ':';
 }

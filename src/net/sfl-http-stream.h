@@ -56,4 +56,33 @@ void sfl_http_stream_free(SflHttpStream *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflHttpStream, sfl_http_stream_free)
 
+/*
+ * Plumbing shared with the other streaming curl user (the gRPC call): the same rules for
+ * touching a transfer from outside curl's callbacks, and the same reading of header lines.
+ */
+
+/*
+ * An idle source on the thread-default context, kept in @slot, for work that may not run
+ * inside a curl callback (unpausing, freeing). @func must clear @slot when it runs.
+ */
+void
+sfl_http_defer(GSource **slot, gint priority, const gchar *name, GSourceFunc func, gpointer data);
+
+/*
+ * Releases the curl side of a transfer: @easy (taken out of @loop first when @attached), its
+ * header list, and the loop reference in @loop.
+ */
+void sfl_http_release_transfer(SflCurlLoop **loop, CURL *easy, gboolean attached,
+			       struct curl_slist *headers);
+
+typedef enum {
+	SFL_HTTP_HEADER_OTHER,	/* nothing to read: a malformed or continuation line */
+	SFL_HTTP_HEADER_STATUS, /* "HTTP/...": a response (perhaps an interim 1xx) begins */
+	SFL_HTTP_HEADER_END,	/* the blank line that ends a header block */
+	SFL_HTTP_HEADER_FIELD,	/* "Name:value", white space trimmed */
+} SflHttpHeaderKind;
+
+SflHttpHeaderKind sfl_http_header_parse(const gchar *data, gsize len, gchar **line);
+gboolean sfl_http_header_is(const gchar *line, const gchar *name);
+
 G_END_DECLS

@@ -65,7 +65,6 @@ typedef struct {
 	SflHttpResponse *response;
 	GByteArray *response_body;
 	gsize max_body;
-	guint connect_timeout_ms;
 	gchar errbuf[CURL_ERROR_SIZE];
 } SflHttpRequest;
 
@@ -254,11 +253,59 @@ sfl_http_cancelled_cb(GCancellable *cancellable, gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
+static CURLcode
+sfl_http_set_blob(CURL *easy, CURLoption option, GBytes *bytes)
+{
+	struct curl_blob blob = { 0 };
+	gsize len = 0;
+
+	blob.data = (void *)g_bytes_get_data(bytes, &len);
+	blob.len = len;
+	/* the caller's bytes need not outlive the start of the request */
+	blob.flags = CURL_BLOB_COPY;
+	return curl_easy_setopt(easy, option, &blob);
+}
+
+/* one TLS item: the PEM in memory, else the file, else nothing */
+static CURLcode
+sfl_http_set_tls_item(CURL *easy, CURLoption blob_option, GBytes *pem, CURLoption file_option,
+		      const gchar *file)
+{
+	if (pem != NULL)
+		return sfl_http_set_blob(easy, blob_option, pem);
+	if (file != NULL)
+		return curl_easy_setopt(easy, file_option, file);
+	return CURLE_OK;
+}
+
+static CURLcode
+sfl_http_set_tls(SflHttpRequest *req, const SflHttpTls *tls)
+{
+	CURL *easy = req->easy;
+	CURLcode rc = CURLE_OK;
+
+	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (tls == NULL) {
+		const gchar *ca_file = sfl_curl_loop_get_ca_file(req->loop);
+
+		if (ca_file != NULL)
+			rc |= curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+		return rc;
+	}
+	rc |= sfl_http_set_tls_item(easy, CURLOPT_CAINFO_BLOB, tls->ca_pem, CURLOPT_CAINFO,
+				    tls->ca_file);
+	rc |= sfl_http_set_tls_item(easy, CURLOPT_SSLCERT_BLOB, tls->cert_pem, CURLOPT_SSLCERT,
+				    tls->cert_file);
+	rc |= sfl_http_set_tls_item(easy, CURLOPT_SSLKEY_BLOB, tls->key_pem, CURLOPT_SSLKEY,
+				    tls->key_file);
+	return rc;
+}
+
 static gboolean
 sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
-	       const gchar *const *headers, guint timeout_ms, GError **error)
+	       const gchar *const *headers, const SflHttpOptions *options, GError **error)
 {
-	const gchar *ca_file = sfl_curl_loop_get_ca_file(req->loop);
 	CURL *easy = req->easy;
 	CURLcode rc = CURLE_OK;
 
@@ -268,13 +315,11 @@ sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
 	req->headers = curl_slist_append(req->headers, "Expect:");
 
 	rc |= curl_easy_setopt(easy, CURLOPT_URL, url);
-	rc |= curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc |= curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR,
+			       options->https_only ? "https" : "http,https");
 	rc |= curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	rc |= curl_easy_setopt(easy, CURLOPT_USERAGENT, "sf2loki/" PACKAGE_VERSION);
-	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (ca_file != NULL)
-		rc |= curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+	rc |= sfl_http_set_tls(req, options->tls);
 	rc |= curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
 	rc |= curl_easy_setopt(easy, CURLOPT_HTTPHEADER, req->headers);
 	rc |= curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->errbuf);
@@ -282,11 +327,11 @@ sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
 	rc |= curl_easy_setopt(easy, CURLOPT_WRITEDATA, req);
 	rc |= curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, sfl_http_header_cb);
 	rc |= curl_easy_setopt(easy, CURLOPT_HEADERDATA, req);
-	if (timeout_ms > 0)
-		rc |= curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	if (req->connect_timeout_ms > 0)
+	if (options->timeout_ms > 0)
+		rc |= curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, (long)options->timeout_ms);
+	if (options->connect_timeout_ms > 0)
 		rc |= curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-				       (long)req->connect_timeout_ms);
+				       (long)options->connect_timeout_ms);
 	if (req->body != NULL) {
 		gsize len = 0;
 		gconstpointer data = g_bytes_get_data(req->body, &len);
@@ -308,9 +353,9 @@ sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
 
 static void
 sfl_http_request_start(SflCurlLoop *loop, const gchar *method, const gchar *url,
-		       const gchar *const *headers, GBytes *body, guint timeout_ms, gsize max_body,
-		       guint connect_timeout_ms, GCancellable *cancellable,
-		       GAsyncReadyCallback callback, gpointer user_data, gpointer source_tag)
+		       const gchar *const *headers, GBytes *body, const SflHttpOptions *options,
+		       GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data,
+		       gpointer source_tag)
 {
 	g_autoptr(GTask) task = NULL;
 	g_autoptr(GError) error = NULL;
@@ -321,8 +366,8 @@ sfl_http_request_start(SflCurlLoop *loop, const gchar *method, const gchar *url,
 	req = g_new0(SflHttpRequest, 1);
 	req->loop = g_object_ref(loop);
 	req->body = body != NULL ? g_bytes_ref(body) : NULL;
-	req->max_body = max_body;
-	req->connect_timeout_ms = connect_timeout_ms;
+	req->max_body = options->max_body > 0 ? options->max_body : SFL_HTTP_MAX_BODY;
+
 	req->response = g_new0(SflHttpResponse, 1);
 	req->response->headers = g_ptr_array_new_with_free_func(g_free);
 	req->response_body = g_byte_array_new();
@@ -336,7 +381,7 @@ sfl_http_request_start(SflCurlLoop *loop, const gchar *method, const gchar *url,
 					"cannot create a curl handle");
 		return;
 	}
-	if (!sfl_http_setup(req, method, url, headers, timeout_ms, &error)) {
+	if (!sfl_http_setup(req, method, url, headers, options, &error)) {
 		g_task_return_error(task, g_steal_pointer(&error));
 		return;
 	}
@@ -376,8 +421,9 @@ sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
 	g_return_if_fail(method != NULL);
 	g_return_if_fail(url != NULL);
 
-	sfl_http_request_start(loop, method, url, headers, body, timeout_ms, SFL_HTTP_MAX_BODY, 0,
-			       cancellable, callback, user_data, sfl_http_request_async);
+	sfl_http_request_start(loop, method, url, headers, body,
+			       &(SflHttpOptions){ .timeout_ms = timeout_ms }, cancellable, callback,
+			       user_data, sfl_http_request_async);
 }
 
 /**
@@ -407,9 +453,41 @@ sfl_http_request_bounded_async(SflCurlLoop *loop, const gchar *method, const gch
 	g_return_if_fail(url != NULL);
 	g_return_if_fail(max_body > 0);
 
-	sfl_http_request_start(loop, method, url, headers, body, timeout_ms, max_body,
-			       SFL_HTTP_CONNECT_TIMEOUT_MS, cancellable, callback, user_data,
-			       sfl_http_request_bounded_async);
+	sfl_http_request_start(loop, method, url, headers, body,
+			       &(SflHttpOptions){ .timeout_ms = timeout_ms,
+						  .connect_timeout_ms = SFL_HTTP_CONNECT_TIMEOUT_MS,
+						  .max_body = max_body },
+			       cancellable, callback, user_data, sfl_http_request_bounded_async);
+}
+
+/**
+ * sfl_http_request_full_async:
+ * @loop: the curl loop
+ * @method: "GET", "POST", ...
+ * @url: an http or https URL
+ * @headers: (nullable) (array zero-terminated=1): "Name: value" strings
+ * @body: (nullable): the request body, kept alive until the request finishes
+ * @options: timeouts, body cap, protocols and TLS material; read only during this call
+ * @cancellable: (nullable): aborts the request
+ * @callback: completion
+ * @user_data: for @callback
+ *
+ * Like sfl_http_request_async() with every knob the caller's (a peer with its own CA or a
+ * client certificate, a larger body cap, https only).
+ */
+void
+sfl_http_request_full_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+			    const gchar *const *headers, GBytes *body,
+			    const SflHttpOptions *options, GCancellable *cancellable,
+			    GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_return_if_fail(SFL_IS_CURL_LOOP(loop));
+	g_return_if_fail(method != NULL);
+	g_return_if_fail(url != NULL);
+	g_return_if_fail(options != NULL);
+
+	sfl_http_request_start(loop, method, url, headers, body, options, cancellable, callback,
+			       user_data, sfl_http_request_full_async);
 }
 
 /**

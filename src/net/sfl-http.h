@@ -30,6 +30,30 @@ G_BEGIN_DECLS
 
 typedef struct _SflHttpResponse SflHttpResponse;
 
+/*
+ * TLS material for one request, for peers with their own trust (a Kubernetes API server's
+ * cluster CA, client certificates). Each item is a file or PEM in memory; the PEM wins when
+ * both are set. Given at all, the CA here replaces the loop's CA bundle: with neither
+ * @ca_file nor @ca_pem the system store is used. Only read while the request is started.
+ */
+typedef struct {
+	const gchar *ca_file;
+	GBytes *ca_pem;
+	const gchar *cert_file;
+	GBytes *cert_pem;
+	const gchar *key_file;
+	GBytes *key_pem;
+} SflHttpTls;
+
+/* how to run one request with sfl_http_request_full_async(); zero fields mean the defaults */
+typedef struct {
+	guint timeout_ms;	  /* the whole request's deadline; 0 for none */
+	guint connect_timeout_ms; /* 0: curl's default */
+	gsize max_body;		  /* 0: SFL_HTTP_MAX_BODY */
+	gboolean https_only;   /* refuse plain http (a bearer token must never travel in clear) */
+	const SflHttpTls *tls; /* NULL: the loop's CA bundle, no client certificate */
+} SflHttpOptions;
+
 void
 sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
 		       const gchar *const *headers, GBytes *body, guint timeout_ms,
@@ -39,6 +63,10 @@ void sfl_http_request_bounded_async(SflCurlLoop *loop, const gchar *method, cons
 				    const gchar *const *headers, GBytes *body, guint timeout_ms,
 				    gsize max_body, GCancellable *cancellable,
 				    GAsyncReadyCallback callback, gpointer user_data);
+void sfl_http_request_full_async(SflCurlLoop *loop, const gchar *method, const gchar *url,
+				 const gchar *const *headers, GBytes *body,
+				 const SflHttpOptions *options, GCancellable *cancellable,
+				 GAsyncReadyCallback callback, gpointer user_data);
 SflHttpResponse *
 sfl_http_request_finish(GAsyncResult *result, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 

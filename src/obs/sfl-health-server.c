@@ -13,6 +13,12 @@
 
 #include "sfl-error.h"
 
+/*
+ * A client silent (or trickling) for this long is dropped, like the original's 5 s read
+ * timeout: a probe that connects and never sends must not hold a connection forever.
+ */
+#define SFL_HEALTH_IO_TIMEOUT_S 5
+
 struct _SflHealthServer {
 	SoupServer *server;
 	SflHealthCallbacks callbacks;
@@ -24,6 +30,10 @@ static void
 sfl_health_reply(SoupServerMessage *msg, guint status, const gchar *content_type, const gchar *body)
 {
 	soup_server_message_set_status(msg, status, NULL);
+	/* one request per connection, as the original: no idle keep-alive connection can linger
+	 * (libsoup does not close one whose socket timed out between requests) */
+	soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Connection",
+				     "close");
 	soup_server_message_set_response(msg, content_type, SOUP_MEMORY_COPY, body, strlen(body));
 }
 
@@ -40,6 +50,16 @@ sfl_health_method_ok(SoupServerMessage *msg)
 	sfl_health_reply(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 			 "method not allowed\n");
 	return FALSE;
+}
+
+/* before the request line is read: every later read or write on the socket is bounded */
+static void
+sfl_health_request_started_cb(SoupServer *server, SoupServerMessage *msg, gpointer user_data)
+{
+	GSocket *socket = soup_server_message_get_socket(msg);
+
+	if (socket != NULL)
+		g_socket_set_timeout(socket, SFL_HEALTH_IO_TIMEOUT_S);
 }
 
 static void
@@ -124,6 +144,8 @@ sfl_health_server_new(const gchar *addr, const SflHealthCallbacks *callbacks, gp
 	self->user_data = user_data;
 	self->server = soup_server_new("server-header", "sf2loki/" PACKAGE_VERSION, NULL);
 	soup_server_add_handler(self->server, NULL, sfl_health_handler, self, NULL);
+	g_signal_connect(self->server, "request-started", G_CALLBACK(sfl_health_request_started_cb),
+			 NULL);
 	if (host[0] == '\0') {
 		ok = soup_server_listen_all(self->server, port, 0, &local);
 	} else {

@@ -459,13 +459,15 @@ sfl_metric_family_series(SflMetricFamily *family, const gchar *const *label_valu
 
 /**
  * sfl_series_add:
- * @series: a counter or gauge series
+ * @series: (nullable): a counter or gauge series; %NULL (no registry) ignores the update
  * @value: the amount; not negative for counters
  */
 void
 sfl_series_add(SflSeries *series, gdouble value)
 {
-	g_return_if_fail(series != NULL);
+	/* components run without a registry in tests and tools: updates are then no-ops */
+	if (series == NULL)
+		return;
 	g_return_if_fail(series->family->type != SFL_METRIC_HISTOGRAM);
 	/* also refuses NaN, which would poison a counter for good */
 	g_return_if_fail(series->family->type != SFL_METRIC_COUNTER || value >= 0);
@@ -474,7 +476,7 @@ sfl_series_add(SflSeries *series, gdouble value)
 
 /**
  * sfl_series_inc:
- * @series: a counter or gauge series
+ * @series: (nullable): a counter or gauge series
  */
 void
 sfl_series_inc(SflSeries *series)
@@ -484,20 +486,21 @@ sfl_series_inc(SflSeries *series)
 
 /**
  * sfl_series_set:
- * @series: a gauge series
+ * @series: (nullable): a gauge series; %NULL ignores the update
  * @value: the new value
  */
 void
 sfl_series_set(SflSeries *series, gdouble value)
 {
-	g_return_if_fail(series != NULL);
+	if (series == NULL)
+		return;
 	g_return_if_fail(series->family->type == SFL_METRIC_GAUGE);
 	__atomic_store_n(&series->value_bits, sfl_metrics_bits(value), __ATOMIC_RELAXED);
 }
 
 /**
  * sfl_series_observe:
- * @series: a histogram series
+ * @series: (nullable): a histogram series; %NULL ignores the update
  * @value: the observation; it lands in the first bucket whose bound is >= @value
  */
 void
@@ -507,7 +510,8 @@ sfl_series_observe(SflSeries *series, gdouble value)
 	guint lo = 0;
 	guint hi;
 
-	g_return_if_fail(series != NULL);
+	if (series == NULL)
+		return;
 	family = series->family;
 	g_return_if_fail(family->type == SFL_METRIC_HISTOGRAM);
 	/* first bound >= value; NaN compares false everywhere and falls through to +Inf */

@@ -70,6 +70,7 @@ typedef struct {
 	gboolean abandoned;
 	GSource *retry_timer;
 	GCancellable *cancellable;
+	gint64 part_started; /* monotonic, the part's first attempt; 0 between parts */
 } SflDelivery;
 
 struct _SflLaneState {
@@ -92,6 +93,10 @@ struct _SflLaneState {
 	GSource *commit_timer;
 	gboolean stopped; /* no more offers or pushes: a fatal sink result, or fenced */
 	gboolean fenced;  /* no more commits either */
+	/* pushes failing since (monotonic; 0: the last push succeeded or was disposed of) */
+	gint64 failing_since;
+	guint64 failed_pushes;	  /* retried pushes in the current failing streak */
+	gint64 failure_logged_at; /* monotonic, the last streak summary */
 };
 
 struct _SflPipeline {
@@ -119,6 +124,9 @@ struct _SflPipeline {
 	SflSeries *dropped_oversized;
 	SflSeries *dropped_other;
 	SflSeries *last_success;
+	SflSeries *push_duration;
+	SflSeries *bytes_pushed;
+	SflMetricFamily *truncated; /* sf2loki_lines_truncated{source} */
 };
 
 G_DEFINE_TYPE(SflPipeline, sfl_pipeline, G_TYPE_OBJECT)
@@ -361,6 +369,8 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	lane->commit_in_flight = FALSE;
 	if (sfl_checkpoint_store_commit_many_finish(SFL_CHECKPOINT_STORE(source), result, &error)) {
 		self->counters.commits++;
+		if (self->callbacks.committed != NULL)
+			self->callbacks.committed(self, lane->commit_doc, self->callbacks_data);
 		lane->commit_attempt = 0;
 		g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
 		sfl_lane_commit_kick(lane);
@@ -382,8 +392,13 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	}
 	/* the data was delivered: keep the checkpoint, retry it merged with anything newer */
 	self->counters.commit_retries++;
-	g_debug("%s lane: checkpoint commit failed, retrying: %s", sfl_lane_to_string(lane->lane),
-		error->message);
+	/* the first failure of a streak is worth a WARNING; its retries are not */
+	if (lane->commit_attempt == 0)
+		g_warning("%s lane: checkpoint commit failed, retrying with backoff: %s",
+			  sfl_lane_to_string(lane->lane), error->message);
+	else
+		g_debug("%s lane: checkpoint commit failed again, retrying: %s",
+			sfl_lane_to_string(lane->lane), error->message);
 	lane->commit_timer = sfl_pipeline_timer_new(
 		self, sfl_pipeline_backoff_usec(self->rand, lane->commit_attempt++, -1),
 		sfl_lane_commit_timer_cb, lane);
@@ -500,6 +515,27 @@ sfl_delivery_count_drop(SflPipeline *self, const gchar *reason)
 }
 
 /**
+ * sfl_pipeline_get_failing_since:
+ * @self: a pipeline
+ *
+ * Returns: the monotonic time since which the earliest failing lane's pushes have failed
+ * continuously, or 0 when no lane is failing
+ */
+gint64
+sfl_pipeline_get_failing_since(SflPipeline *self)
+{
+	gint64 since = 0;
+
+	g_return_val_if_fail(SFL_IS_PIPELINE(self), 0);
+	for (guint i = 0; i < SFL_LANE_COUNT; i++) {
+		gint64 t = self->lanes[i].failing_since;
+		if (t != 0 && (since == 0 || t < since))
+			since = t;
+	}
+	return since;
+}
+
+/**
  * sfl_pipeline_set_metrics:
  * @self: a pipeline
  * @metrics: (nullable): the registry
@@ -507,6 +543,9 @@ sfl_delivery_count_drop(SflPipeline *self, const gchar *reason)
 void
 sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
 {
+	/* Prometheus' default buckets: pushes take milliseconds to seconds */
+	static const gdouble push_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+					       0.5,   1,    2.5,   5,	 10 };
 	const gchar *outcome[] = { "outcome", NULL };
 	const gchar *reason[] = { "reason", NULL };
 	SflMetricFamily *push = NULL;
@@ -520,6 +559,18 @@ sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
 	self->metrics = sfl_metrics_ref(metrics);
 	push = sfl_metrics_counter(metrics, "sf2loki_loki_push", "Loki push attempts by outcome.",
 				   outcome);
+	self->push_duration = sfl_metric_family_series(
+		sfl_metrics_histogram(metrics, "sf2loki_loki_push_duration_seconds",
+				      "Wall time of successful pushes, retries included.", NULL,
+				      push_bounds, G_N_ELEMENTS(push_bounds)),
+		NULL);
+	self->bytes_pushed = sfl_metric_family_series(
+		sfl_metrics_counter(metrics, "sf2loki_loki_bytes_pushed",
+				    "Request body bytes Loki accepted.", NULL),
+		NULL);
+	self->truncated = sfl_metrics_counter(metrics, "sf2loki_lines_truncated",
+					      "Lines cut to sink.loki.batch.max_line_bytes.",
+					      (const gchar *[]){ "source", NULL });
 	dropped = sfl_metrics_counter(metrics, "sf2loki_loki_entries_dropped",
 				      "Entries Loki rejected for good, by reason.", reason);
 	last = sfl_metrics_gauge(metrics, "sf2loki_last_push_success_timestamp_seconds",
@@ -532,6 +583,54 @@ sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
 		sfl_metric_family_series(dropped, (const gchar *[]){ "oversized_413" });
 	self->dropped_other = sfl_metric_family_series(dropped, (const gchar *[]){ "permanent" });
 	self->last_success = sfl_metric_family_series(last, NULL);
+}
+
+/* how often a failing lane repeats its summary line */
+#define SFL_PIPELINE_FAILURE_LOG_USEC (60 * G_USEC_PER_SEC)
+
+/* a retried push: the first of a streak is a WARNING, then one summary a minute */
+static void
+sfl_lane_push_failed(SflLaneState *lane, const SflSinkResult *result)
+{
+	SflPipeline *self = lane->pipeline;
+	gint64 now = sfl_clock_monotonic_usec(self->clock);
+	const gchar *reason = result->reason != NULL ? result->reason : "no reason";
+	const gchar *detail = result->detail != NULL ? result->detail : "";
+
+	lane->failed_pushes++;
+	if (lane->failing_since == 0) {
+		lane->failing_since = now;
+		lane->failure_logged_at = now;
+		g_warning("%s lane: Loki push failed (%s), retrying with backoff; nothing is "
+			  "dropped%s%s",
+			  sfl_lane_to_string(lane->lane), reason, detail[0] != '\0' ? ": " : "",
+			  detail);
+		return;
+	}
+	if (now - lane->failure_logged_at < SFL_PIPELINE_FAILURE_LOG_USEC)
+		return;
+	lane->failure_logged_at = now;
+	g_warning("%s lane: Loki pushes still failing after %" G_GINT64_FORMAT
+		  " s (%" G_GUINT64_FORMAT " retries; last: %s)",
+		  sfl_lane_to_string(lane->lane), (now - lane->failing_since) / G_USEC_PER_SEC,
+		  lane->failed_pushes, reason);
+}
+
+/* a push succeeded or its entries were disposed of for good: the streak is over */
+static void
+sfl_lane_push_settled(SflLaneState *lane)
+{
+	SflPipeline *self = lane->pipeline;
+
+	if (lane->failing_since == 0)
+		return;
+	g_message("%s lane: Loki pushes recovered after %" G_GINT64_FORMAT
+		  " s and %" G_GUINT64_FORMAT " retries",
+		  sfl_lane_to_string(lane->lane),
+		  (sfl_clock_monotonic_usec(self->clock) - lane->failing_since) / G_USEC_PER_SEC,
+		  lane->failed_pushes);
+	lane->failing_since = 0;
+	lane->failed_pushes = 0;
 }
 
 static void
@@ -563,11 +662,19 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 	case SFL_SINK_OK:
 		self->counters.pushed_entries += part.len;
 		self->counters.pushed_bytes += sfl_batch_get_line_bytes(delivery->part_batch);
+		sfl_lane_push_settled(lane);
+		self->counters.last_success_wall_usec = sfl_clock_wall_usec(self->clock);
 		if (self->push_success != NULL) {
 			sfl_series_inc(self->push_success);
 			sfl_series_set(self->last_success,
 				       (gdouble)sfl_clock_wall_usec(self->clock) / G_USEC_PER_SEC);
+			sfl_series_observe(self->push_duration,
+					   (gdouble)(sfl_clock_monotonic_usec(self->clock) -
+						     delivery->part_started) /
+						   G_USEC_PER_SEC);
+			sfl_series_add(self->bytes_pushed, (gdouble)result->body_bytes);
 		}
+		delivery->part_started = 0;
 		sfl_delivery_dispose_part(delivery);
 		sfl_delivery_next(delivery);
 		break;
@@ -576,6 +683,7 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		if (self->push_retried != NULL)
 			sfl_series_inc(self->push_retried);
 		retry_after = result->retry_after_usec;
+		sfl_lane_push_failed(lane, result);
 		g_debug("%s lane: push of %u entries to retry (%s)", sfl_lane_to_string(lane->lane),
 			part.len, result->reason != NULL ? result->reason : "no reason");
 		delivery->retry_timer = sfl_pipeline_timer_new(
@@ -584,7 +692,10 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 			sfl_delivery_retry_cb, delivery);
 		break;
 	case SFL_SINK_REJECTED:
+		delivery->part_started = 0;
 		if (part.len == 1) {
+			/* a permanent drop ends a failing streak, as in original §6.5 */
+			sfl_lane_push_settled(lane);
 			sfl_delivery_count_drop(self, result->reason);
 			g_warning("%s lane: dropped one entry the sink rejected (%s)",
 				  sfl_lane_to_string(lane->lane),
@@ -613,6 +724,27 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 	}
 }
 
+/* the fence closed before this push: it ends like a fenced commit, from the loop */
+static gboolean
+sfl_delivery_withheld_cb(gpointer user_data)
+{
+	SflDelivery *delivery = user_data;
+	g_autoptr(SflPipeline) self = g_steal_pointer(&delivery->push_ref);
+	g_autoptr(GError) error = NULL;
+
+	delivery->push_in_flight = FALSE;
+	if (delivery->abandoned) {
+		sfl_delivery_free(delivery);
+		sfl_pipeline_check_stopped(self);
+		return G_SOURCE_REMOVE;
+	}
+	error = g_error_new_literal(SFL_ERROR, SFL_ERROR_FENCED,
+				    "push withheld: this replica is no longer the leader");
+	sfl_lane_stop(delivery->lane, error, TRUE);
+	sfl_pipeline_check_stopped(self);
+	return G_SOURCE_REMOVE;
+}
+
 static void
 sfl_delivery_push(SflDelivery *delivery)
 {
@@ -620,6 +752,20 @@ sfl_delivery_push(SflDelivery *delivery)
 
 	delivery->push_in_flight = TRUE;
 	delivery->push_ref = g_object_ref(self);
+	/*
+	 * A replica that lost the lease must not keep sending: no commit of its can land any
+	 * more, so every line it pushed would reach Loki again from the next leader, and a drain
+	 * after the loss would run two pipelines side by side for up to shutdown_grace.
+	 */
+	if (!sfl_checkpoint_store_check_fence(self->store)) {
+		GSource *idle = g_idle_source_new();
+		g_source_set_callback(idle, sfl_delivery_withheld_cb, delivery, NULL);
+		g_source_attach(idle, self->context);
+		g_source_unref(idle);
+		return;
+	}
+	if (delivery->part_started == 0)
+		delivery->part_started = sfl_clock_monotonic_usec(self->clock);
 	sfl_sink_push_async(self->sink, delivery->part_batch, delivery->cancellable,
 			    sfl_delivery_push_cb, delivery);
 }
@@ -639,8 +785,21 @@ sfl_delivery_start(SflLaneState *lane, GPtrArray *items)
 		sfl_batch_add(delivery->batch, sfl_entry_ref(item->entry));
 	}
 	/* before any slicing: a slice does not see a later cap's byte count */
-	if (self->config.max_line_bytes > 0)
+	if (self->config.max_line_bytes > 0) {
+		for (guint i = 0; self->truncated != NULL && i < items->len; i++) {
+			const SflEntry *entry = ((SflItem *)g_ptr_array_index(items, i))->entry;
+			const gchar *source = NULL;
+
+			if (entry->line_len <= (gsize)self->config.max_line_bytes)
+				continue;
+			source = entry->labels != NULL ? sfl_labels_lookup(entry->labels, "source")
+						       : NULL;
+			sfl_series_inc(sfl_metric_family_series(
+				self->truncated,
+				(const gchar *[]){ source != NULL ? source : "unknown" }));
+		}
 		sfl_batch_cap_lines(delivery->batch, (gsize)self->config.max_line_bytes);
+	}
 	delivery->ranges = g_array_new(FALSE, FALSE, sizeof(SflRange));
 	g_array_append_val(delivery->ranges, all);
 	delivery->cancellable = g_cancellable_new();
@@ -1115,6 +1274,14 @@ sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *canc
 					"the pipeline is already stopping");
 		return;
 	}
+	/*
+	 * Stopped because the term ended: nothing of this run can be committed any more, so a
+	 * drain only pushes duplicates, and a push waiting on its backoff would fire later, even
+	 * into a following term of this replica, whose open fence would then let this run's older
+	 * checkpoints overwrite what another leader committed meanwhile (found by tests/ha).
+	 */
+	if (!sfl_checkpoint_store_check_fence(self->store))
+		grace_usec = 0;
 	self->stopping = TRUE;
 	self->stop_task = g_steal_pointer(&task);
 	self->grace_timer = sfl_pipeline_timer_new(self, grace_usec, sfl_pipeline_grace_cb, self);

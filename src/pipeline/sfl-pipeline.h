@@ -70,6 +70,7 @@ typedef struct {
 	guint64 abandoned_entries;
 	guint queue_depth[SFL_LANE_COUNT];
 	guint64 queue_bytes[SFL_LANE_COUNT];
+	gint64 last_success_wall_usec; /* 0: no push accepted yet */
 } SflPipelineCounters;
 
 #define SFL_TYPE_PIPELINE (sfl_pipeline_get_type())
@@ -80,17 +81,22 @@ typedef void (*SflPipelineWritableFunc)(SflPipeline *pipeline, SflLane lane, gpo
 /* the lane stopped: a FATAL sink result (error callback) or a fenced commit (fenced callback) */
 typedef void (*SflPipelineErrorFunc)(SflPipeline *pipeline, SflLane lane, const GError *error,
 				     gpointer user_data);
+/* checkpoints were written: @doc holds every key of the commit with its new value */
+typedef void (*SflPipelineCommittedFunc)(SflPipeline *pipeline, const SflStateDoc *doc,
+					 gpointer user_data);
 
 /**
  * SflPipelineCallbacks:
  * @writable: (nullable): a lane drained below its budgets after refusing an offer
  * @error: (nullable): the sink failed fatally; the lane stopped
  * @fenced: (nullable): a commit was fenced; the lane stopped, demote to standby
+ * @committed: (nullable): a commit landed (commit-derived gauges, /statusz)
  */
 typedef struct {
 	SflPipelineWritableFunc writable;
 	SflPipelineErrorFunc error;
 	SflPipelineErrorFunc fenced;
+	SflPipelineCommittedFunc committed;
 } SflPipelineCallbacks;
 
 const gchar *sfl_lane_to_string(SflLane lane);
@@ -105,6 +111,8 @@ void sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics);
 gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
 gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
 void sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters);
+/* monotonic time since which pushes have failed continuously (0: none failing) */
+gint64 sfl_pipeline_get_failing_since(SflPipeline *self);
 
 void sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *cancellable,
 			     GAsyncReadyCallback callback, gpointer user_data);

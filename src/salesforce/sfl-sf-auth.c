@@ -57,6 +57,8 @@ struct _SflSfAuth {
 
 	guint64 mints;
 	guint64 mint_failures;
+	SflSeries *m_refreshes; /* (nullable) */
+	SflSeries *m_errors;
 };
 
 G_DEFINE_TYPE(SflSfAuth, sfl_sf_auth, G_TYPE_OBJECT)
@@ -215,8 +217,10 @@ sfl_sf_auth_mint_complete(SflSfAuth *self, const GError *error)
 	self->waiters = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_sf_auth_waiter_free);
 	self->minting = FALSE;
 	g_clear_object(&self->mint_cancellable);
-	if (error != NULL)
+	if (error != NULL) {
 		self->mint_failures++;
+		sfl_series_inc(self->m_errors);
+	}
 	for (guint i = 0; i < waiters->len; i++) {
 		SflSfAuthWaiter *waiter = g_ptr_array_index(waiters, i);
 
@@ -253,7 +257,12 @@ sfl_sf_auth_mint_retry_or_fail(SflSfAuth *self, GError *error)
 		sfl_sf_auth_mint_complete(self, owned);
 		return;
 	}
-	g_debug("%s; retrying", owned->message);
+	/* the first failure of a mint is worth a WARNING; its retries are not */
+	if (self->mint_attempt == 1)
+		g_warning("%s; retrying with backoff (%u attempts in all)", owned->message,
+			  SFL_SF_AUTH_ATTEMPTS);
+	else
+		g_debug("%s; retrying", owned->message);
 	self->mint_retry = sfl_clock_timeout_source_new(
 		self->clock, sfl_sf_backoff_usec(self->rand, self->mint_attempt));
 	g_source_set_name(self->mint_retry, "[sf2loki] token mint retry");
@@ -370,6 +379,7 @@ sfl_sf_auth_mint_done_cb(GObject *source, GAsyncResult *result, gpointer user_da
 	self->token_refresh_at = sfl_clock_monotonic_usec(self->clock) + self->token_ttl_usec -
 				 SFL_SF_AUTH_REFRESH_SKEW_USEC;
 	self->mints++;
+	sfl_series_inc(self->m_refreshes);
 	g_debug("minted Salesforce token #%" G_GUINT64_FORMAT " for %s", self->generation,
 		self->token->instance_url);
 	sfl_sf_auth_mint_complete(self, NULL);
@@ -609,7 +619,11 @@ sfl_sf_auth_org_retry_or_fail(GTask *owned_task, GError *error)
 		g_task_return_error(task, g_steal_pointer(&owned));
 		return;
 	}
-	g_debug("%s; retrying", owned->message);
+	if (call->attempt == 1)
+		g_warning("%s; retrying with backoff (%u attempts in all)", owned->message,
+			  SFL_SF_AUTH_ATTEMPTS);
+	else
+		g_debug("%s; retrying", owned->message);
 	call->retry = sfl_clock_timeout_source_new(self->clock,
 						   sfl_sf_backoff_usec(self->rand, call->attempt));
 	g_source_set_name(call->retry, "[sf2loki] userinfo retry");
@@ -974,4 +988,29 @@ sfl_sf_auth_new(SflCurlLoop *loop, const SflSalesforceConfig *config, SflClock *
 		return NULL;
 	}
 	return g_steal_pointer(&self);
+}
+
+/**
+ * sfl_sf_auth_set_metrics:
+ * @self: the provider
+ * @metrics: the registry
+ * @org: (nullable): the org's name in multi-org mode
+ *
+ * Records `sf2loki_auth_refreshes` and `sf2loki_auth_errors` (with `org` in multi-org mode).
+ */
+void
+sfl_sf_auth_set_metrics(SflSfAuth *self, SflMetrics *metrics, const gchar *org)
+{
+	const gchar *names[] = { org != NULL ? "org" : NULL, NULL };
+	const gchar *values[] = { org, NULL };
+
+	g_return_if_fail(SFL_IS_SF_AUTH(self));
+	self->m_refreshes =
+		sfl_metric_family_series(sfl_metrics_counter(metrics, "sf2loki_auth_refreshes",
+							     "Salesforce tokens minted.", names),
+					 org != NULL ? values : NULL);
+	self->m_errors = sfl_metric_family_series(
+		sfl_metrics_counter(metrics, "sf2loki_auth_errors",
+				    "Salesforce token mints that failed.", names),
+		org != NULL ? values : NULL);
 }

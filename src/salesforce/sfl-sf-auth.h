@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 
 #include "sfl-clock.h"
+#include "sfl-metrics.h"
 #include "sfl-config.h"
 #include "sfl-curl-loop.h"
 
@@ -65,6 +66,7 @@ gchar *sfl_sf_auth_get_org_id_finish(SflSfAuth *self, GAsyncResult *result,
 /* counters for metrics and tests */
 guint64 sfl_sf_auth_get_mints(SflSfAuth *self);
 guint64 sfl_sf_auth_get_mint_failures(SflSfAuth *self);
+void sfl_sf_auth_set_metrics(SflSfAuth *self, SflMetrics *metrics, const gchar *org);
 
 /* what the org's REST clients share with it */
 SflClock *sfl_sf_auth_get_clock(SflSfAuth *self);

@@ -137,18 +137,42 @@ typedef struct {
 	SflSfToken *token;
 	gboolean retried; /* the 401 re-mint of this page was used */
 	guint pages;
+	gchar *what; /* (nullable) a plain GET of one JSON object, named for errors */
 } SflSfRestQuery;
 
 static void
 sfl_sf_rest_query_free(SflSfRestQuery *query)
 {
 	g_free(query->path);
+	g_free(query->what);
 	json_decref(query->records);
 	g_clear_pointer(&query->token, sfl_sf_token_unref);
 	g_free(query);
 }
 
 static void sfl_sf_rest_query_next(GTask *task);
+
+/* a plain GET's 2xx: one JSON object, or a transient error (SFL-0010) */
+static void
+sfl_sf_rest_get_done(GTask *task, guint status, const gchar *data, gsize len, gboolean truncated)
+{
+	SflSfRestQuery *query = g_task_get_task_data(task);
+	json_t *doc = NULL;
+
+	if (!truncated)
+		doc = json_loadb(data != NULL ? data : "", len, 0, NULL);
+	if (!json_is_object(doc)) {
+		g_autofree gchar *excerpt = sfl_sf_excerpt(data, len);
+
+		if (doc != NULL)
+			json_decref(doc);
+		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
+					"%s: HTTP %u body is not a JSON object: %s", query->what,
+					status, excerpt);
+		return;
+	}
+	g_task_return_pointer(task, doc, (GDestroyNotify)json_decref);
+}
 
 static void
 sfl_sf_rest_query_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -186,7 +210,14 @@ sfl_sf_rest_query_done_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	}
 	if (status < 200 || status >= 300) {
 		g_task_return_error(
-			task, sfl_sf_rest_http_error(self, "Salesforce query", status, data, len));
+			task, sfl_sf_rest_http_error(
+				      self, query->what != NULL ? query->what : "Salesforce query",
+				      status, data, len));
+		return;
+	}
+	if (query->what != NULL) {
+		sfl_sf_rest_get_done(task, status, data, len,
+				     sfl_http_response_get_body_truncated(response));
 		return;
 	}
 	if (sfl_http_response_get_body_truncated(response)) {
@@ -323,6 +354,50 @@ sfl_sf_rest_query_finish(SflSfRest *self, GAsyncResult *result, GError **error)
 	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+/**
+ * sfl_sf_rest_get_async:
+ * @self: a client
+ * @path: under the versioned REST root, e.g. `/limits` or `/sobjects/EventLogFile/describe`
+ * @cancellable: (nullable): aborts the call
+ * @callback: completion
+ * @user_data: for @callback
+ *
+ * One GET answered by a JSON object; errors are classified like a query's (401 re-mints once).
+ */
+void
+sfl_sf_rest_get_async(SflSfRest *self, const gchar *path, GCancellable *cancellable,
+		      GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	SflSfRestQuery *query = NULL;
+
+	g_return_if_fail(SFL_IS_SF_REST(self));
+	g_return_if_fail(path != NULL && path[0] == '/');
+
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, sfl_sf_rest_get_async);
+	query = g_new0(SflSfRestQuery, 1);
+	query->records = json_array();
+	query->path = g_strdup_printf("/services/data/v%s%s", self->api_version, path);
+	query->what = g_strdup_printf("Salesforce GET %s", path);
+	g_task_set_task_data(task, query, (GDestroyNotify)sfl_sf_rest_query_free);
+	sfl_sf_rest_query_next(g_steal_pointer(&task));
+}
+
+/**
+ * sfl_sf_rest_get_finish:
+ * @self: a client
+ * @result: the result
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): the JSON object
+ */
+json_t *
+sfl_sf_rest_get_finish(SflSfRest *self, GAsyncResult *result, GError **error)
+{
+	return sfl_sf_rest_query_finish(self, result, error);
 }
 
 /* --- download --------------------------------------------------------------------------------- */

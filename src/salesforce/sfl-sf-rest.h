@@ -46,6 +46,10 @@ void sfl_sf_rest_query_async(SflSfRest *self, const gchar *soql, gboolean toolin
 			     gpointer user_data);
 json_t *sfl_sf_rest_query_finish(SflSfRest *self, GAsyncResult *result,
 				 GError **error) G_GNUC_WARN_UNUSED_RESULT;
+void sfl_sf_rest_get_async(SflSfRest *self, const gchar *path, GCancellable *cancellable,
+			   GAsyncReadyCallback callback, gpointer user_data);
+json_t *sfl_sf_rest_get_finish(SflSfRest *self, GAsyncResult *result,
+			       GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
 /*
  * A streamed GET of @path (relative to the instance URL, e.g.

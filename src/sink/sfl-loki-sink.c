@@ -146,6 +146,8 @@ sfl_loki_sink_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		return;
 	}
 	result = sfl_loki_sink_classify(response);
+	if (result->outcome == SFL_SINK_OK)
+		result->body_bytes = GPOINTER_TO_SIZE(g_task_get_task_data(task));
 	g_debug("push answered HTTP %u: %s", result->status,
 		sfl_sink_outcome_to_string(result->outcome));
 	g_task_return_pointer(task, g_steal_pointer(&result), (GDestroyNotify)sfl_sink_result_free);
@@ -189,6 +191,7 @@ sfl_loki_sink_encoded_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		g_ptr_array_add(headers, g_strdup_printf("Content-Encoding: %s", content_encoding));
 	g_ptr_array_add(headers, NULL);
 	cancellable = g_task_get_cancellable(task);
+	g_task_set_task_data(task, GSIZE_TO_POINTER(g_bytes_get_size(body)), NULL);
 	sfl_http_request_async(self->loop, "POST", self->url, (const gchar *const *)headers->pdata,
 			       body, self->timeout_ms, cancellable, sfl_loki_sink_push_cb,
 			       g_steal_pointer(&task));

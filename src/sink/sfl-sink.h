@@ -51,6 +51,8 @@ typedef struct {
 	guint status;
 	/* a redacted, bounded excerpt of the response body, for logs */
 	gchar *detail;
+	/* OK: the request body's size on the wire (encoded and compressed) */
+	gsize body_bytes;
 } SflSinkResult;
 
 struct _SflSinkClass {

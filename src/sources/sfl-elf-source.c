@@ -49,6 +49,10 @@ typedef struct {
 	GPtrArray *ids;	     /* SflElfId */
 	gchar *current;	     /* JSON of the cursor, NULL before the first file */
 	guint failures;	     /* consecutive contained failures */
+	/* this type's instruments (NULL without a registry) */
+	SflSeries *m_files;
+	SflSeries *m_rows;
+	SflSeries *m_bytes;
 } SflElfType;
 
 typedef enum {
@@ -334,6 +338,19 @@ sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *
 			g_strdupv(self->wildcard_metadata != NULL ? self->wildcard_metadata
 								  : (GStrv)ctx->metadata_fields);
 	}
+	{
+		const gchar *names[] = { "event_type", NULL };
+		const gchar *values[] = { name, NULL };
+		type->m_files = sfl_source_series(
+			source, SFL_METRIC_COUNTER, "sf2loki_eventlogfile_files_processed",
+			"EventLogFile files read to the end.", names, values);
+		type->m_rows = sfl_source_series(
+			source, SFL_METRIC_COUNTER, "sf2loki_eventlogfile_rows_ingested",
+			"EventLogFile rows handed to the pipeline.", names, values);
+		type->m_bytes = sfl_source_series(
+			source, SFL_METRIC_COUNTER, "sf2loki_eventlogfile_download_bytes",
+			"EventLogFile body bytes downloaded.", names, values);
+	}
 	if (type->promoted == NULL || type->promoted[0] == NULL) {
 		const SflLabelPair pairs[] = { { "source", "eventlogfile" },
 					       { "event_type", name } };
@@ -372,6 +389,7 @@ sfl_elf_row_to_entry(SflElfJob *job, SflElfRow *row, GRefString *checkpoint)
 		sfl_entry_new_shared(row->ts_ns, row->labels, row->line->str, row->line->len,
 				     (const SflLabelPair *)(const void *)row->metadata->data,
 				     row->metadata->len, job->type->key, checkpoint);
+	sfl_series_inc(job->type->m_rows);
 	row->valid = FALSE;
 	g_clear_pointer(&row->labels, sfl_labels_unref);
 	return entry;
@@ -382,9 +400,9 @@ static gboolean
 sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 {
 	SflElfSource *self = job->self;
-	SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
 	SflElfType *type = job->type;
 	SflRecord *record = row->record;
+	const gchar *rule = NULL;
 	const SflField *field = NULL;
 	gint64 usec = 0;
 	guint n = MIN(rec->n_fields, job->n_header);
@@ -406,8 +424,8 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 		sfl_record_add_string(record, "_extra", extra, job->scratch->len);
 	}
 
-	if (self->transforms != NULL && !sfl_transforms_apply(self->transforms, record, NULL)) {
-		counters->rows_filtered++;
+	if (self->transforms != NULL && !sfl_transforms_apply(self->transforms, record, &rule)) {
+		sfl_source_count_filtered(SFL_SOURCE(self), rule);
 		return FALSE;
 	}
 	if (type->sample < 1.0) {
@@ -421,7 +439,7 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 			keep = sfl_sample_keep(row->line->str, row->line->len, type->sample);
 		}
 		if (!keep) {
-			counters->rows_sampled_out++;
+			sfl_source_count_sampled_out(SFL_SOURCE(self), type->name);
 			return FALSE;
 		}
 	}
@@ -432,7 +450,7 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 		if (field == NULL || !sfl_parse_timestamp_field(field, &usec)) {
 			usec = sfl_timestamp_fallback(job->created_ok, job->created_usec,
 						      self->cycle_now);
-			counters->timestamp_fallbacks++;
+			sfl_source_count_timestamp_fallback(SFL_SOURCE(self));
 		}
 	}
 	row->ts_ns = usec * 1000;
@@ -570,6 +588,23 @@ sfl_elf_job_advance(SflElfJob *job)
 	type->current = g_strdup(job->post);
 }
 
+/* `sf2loki_eventlogfile_download_errors{reason}`: listing, transport or `HTTP <code>` */
+static void
+sfl_elf_count_error(SflElfSource *self, const gchar *kind, const GError *error)
+{
+	const gchar *http = error != NULL ? strstr(error->message, "HTTP ") : NULL;
+	g_autofree gchar *reason = NULL;
+	const gchar *names[] = { "reason", NULL };
+	const gchar *values[] = { NULL, NULL };
+
+	if (kind == NULL && http != NULL && g_ascii_isdigit(http[5]))
+		reason = g_strndup(http, 5 + strspn(http + 5, "0123456789"));
+	values[0] = kind != NULL ? kind : reason != NULL ? reason : "transport";
+	sfl_series_inc(sfl_source_series(
+		SFL_SOURCE(self), SFL_METRIC_COUNTER, "sf2loki_eventlogfile_download_errors",
+		"EventLogFile listing and download failures.", names, values));
+}
+
 static void
 sfl_elf_contained_failure(SflElfJob *job, const GError *error, const gchar *what)
 {
@@ -579,7 +614,7 @@ sfl_elf_contained_failure(SflElfJob *job, const GError *error, const gchar *what
 	job->type->failures++;
 	counters->errors++;
 	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED)) {
-		counters->throttled++;
+		sfl_source_count_throttled(SFL_SOURCE(self), "eventlogfile");
 		self->throttled = TRUE;
 		g_critical("eventlogfile %s: %s throttled by Salesforce (REQUEST_LIMIT_EXCEEDED); "
 			   "the remaining types wait for the next cycle: %s",
@@ -604,6 +639,7 @@ sfl_elf_job_file_failed(SflElfJob *job, const GError *error)
 	g_autofree gchar *what = g_strdup_printf("LogFile %s", job->file_id);
 
 	self->counters.download_errors++;
+	sfl_elf_count_error(self, NULL, error);
 	if (!g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED) && job->created_ok &&
 	    age > self->config->download_max_age) {
 		SflElfRow *held = &job->rows[job->held];
@@ -647,6 +683,7 @@ sfl_elf_job_finish_file(SflElfJob *job)
 		return;
 	}
 	job->self->counters.files_processed++;
+	sfl_series_inc(job->type->m_files);
 	entry = held->valid ? sfl_elf_row_to_entry(job, held, job->post) : sfl_elf_token(job);
 	sfl_elf_job_advance(job);
 	job->phase = SFL_ELF_PHASE_COMPLETING;
@@ -754,8 +791,11 @@ sfl_elf_done_cb(const GError *error, gpointer user_data)
 
 	if (job->dead)
 		return;
-	if (job->download != NULL)
-		job->self->counters.download_bytes += sfl_sf_download_get_bytes(job->download);
+	if (job->download != NULL) {
+		guint64 bytes = sfl_sf_download_get_bytes(job->download);
+		job->self->counters.download_bytes += bytes;
+		sfl_series_add(job->type->m_bytes, (gdouble)bytes);
+	}
 	if (error != NULL && job->download_error == NULL)
 		job->download_error = g_error_copy(error);
 	job->download_done = TRUE;
@@ -869,6 +909,7 @@ sfl_elf_list_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	}
 	if (files == NULL) {
 		self->counters.listing_errors++;
+		sfl_elf_count_error(self, "listing", error);
 		sfl_elf_contained_failure(job, error, "listing");
 		sfl_elf_job_done(job);
 		return;
@@ -911,8 +952,7 @@ sfl_elf_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	SflElfJob *job = user_data;
 	SflElfType *type = job->type;
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *value =
-		sfl_checkpoint_store_load_finish(SFL_CHECKPOINT_STORE(object), result, &error);
+	g_autofree gchar *value = sfl_source_load_finish(SFL_SOURCE(object), result, &error);
 
 	job->in_query = FALSE;
 	if (job->dead) {
@@ -950,8 +990,8 @@ sfl_elf_job_start(SflElfSource *self, SflElfType *type)
 	g_ptr_array_add(self->jobs, job);
 	if (!type->loaded && ctx->store != NULL) {
 		job->in_query = TRUE;
-		sfl_checkpoint_store_load_async(ctx->store, type->key, self->cancellable,
-						sfl_elf_load_cb, job);
+		sfl_source_load_async(SFL_SOURCE(self), type->key, self->cancellable,
+				      sfl_elf_load_cb, job);
 		return;
 	}
 	type->loaded = TRUE;
@@ -979,10 +1019,15 @@ sfl_elf_cycle_end(SflElfSource *self)
 	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
 	gint64 delay = self->config->poll_interval;
 
+	gint64 took = sfl_clock_monotonic_usec(ctx->clock) - self->cycle_started;
+
 	self->in_cycle = FALSE;
 	self->counters.cycles++;
-	g_debug("eventlogfile: cycle done in %" G_GINT64_FORMAT " ms",
-		(sfl_clock_monotonic_usec(ctx->clock) - self->cycle_started) / 1000);
+	sfl_series_set(sfl_source_series(SFL_SOURCE(self), SFL_METRIC_GAUGE,
+					 "sf2loki_eventlogfile_cycle_seconds",
+					 "Duration of the last EventLogFile cycle.", NULL, NULL),
+		       (gdouble)took / G_USEC_PER_SEC);
+	g_debug("eventlogfile: cycle done in %" G_GINT64_FORMAT " ms", took / 1000);
 	if (delay > 0)
 		delay = (gint64)((gdouble)delay * g_rand_double_range(self->rand, 0.9, 1.1));
 	sfl_elf_schedule(self, delay);
@@ -1061,10 +1106,16 @@ sfl_elf_discover_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	}
 	if (found == NULL) {
 		SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
+		const gchar *names[] = { "source", "object", NULL };
+		const gchar *values[] = { "eventlogfile", "discovery", NULL };
+
 		counters->errors++;
+		sfl_series_inc(sfl_source_series(SFL_SOURCE(self), SFL_METRIC_COUNTER,
+						 "sf2loki_soql_poll_errors",
+						 "Failed SOQL polls and listings.", names, values));
 		if (g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED)) {
 			/* SFL-0042: every call this cycle would be throttled too */
-			counters->throttled++;
+			sfl_source_count_throttled(SFL_SOURCE(self), "eventlogfile");
 			g_critical("eventlogfile: type discovery throttled by Salesforce "
 				   "(REQUEST_LIMIT_EXCEEDED); skipping this cycle: %s",
 				   error->message);

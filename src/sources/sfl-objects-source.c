@@ -46,6 +46,8 @@ typedef struct {
 	gint64 next_due;     /* monotonic */
 	guint failures;
 	gchar *stalled_at; /* the boundary of the last stall */
+	SflSeries *m_poll_errors;
+	SflSeries *m_stalls;
 } SflObj;
 
 typedef struct _SflObjectsSource SflObjectsSource;
@@ -253,15 +255,15 @@ sfl_objects_record_id(json_t *rec)
 static gboolean
 sfl_objects_keep(SflObjectsSource *self, SflObj *obj, json_t *rec, gboolean count)
 {
-	SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
 	const gchar *id = NULL;
+	const gchar *rule = NULL;
 
 	sfl_record_reset(self->record);
 	sfl_record_add_json_object(self->record, rec);
 	if (self->transforms != NULL &&
-	    !sfl_transforms_apply(self->transforms, self->record, NULL)) {
+	    !sfl_transforms_apply(self->transforms, self->record, &rule)) {
 		if (count)
-			counters->rows_filtered++;
+			sfl_source_count_filtered(SFL_SOURCE(self), rule);
 		return FALSE;
 	}
 	if (obj->cfg->sample >= 1.0)
@@ -276,14 +278,13 @@ sfl_objects_keep(SflObjectsSource *self, SflObj *obj, json_t *rec, gboolean coun
 		return TRUE;
 	}
 	if (count)
-		counters->rows_sampled_out++;
+		sfl_source_count_sampled_out(SFL_SOURCE(self), obj->cfg->name);
 	return FALSE;
 }
 
 static SflEntry *
 sfl_objects_shape(SflObjectsSource *self, SflObj *obj, GRefString *checkpoint)
 {
-	SflSourceCounters *counters = sfl_source_counters(SFL_SOURCE(self));
 	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
 	const gchar *fields[] = { obj->cfg->timestamp_field, "EventDate", "CreatedDate" };
 	gint64 usec = 0;
@@ -297,7 +298,7 @@ sfl_objects_shape(SflObjectsSource *self, SflObj *obj, GRefString *checkpoint)
 		gint64 wm = 0;
 		gboolean have = obj->wm != NULL && sfl_parse_iso_datetime(obj->wm, &wm);
 		usec = sfl_timestamp_fallback(have, wm, self->now);
-		counters->timestamp_fallbacks++;
+		sfl_source_count_timestamp_fallback(SFL_SOURCE(self));
 	}
 	g_string_truncate(self->line, 0);
 	sfl_record_append_json(self->record, self->line);
@@ -427,6 +428,7 @@ sfl_objects_stall(SflObjectsSource *self, SflObj *obj)
 {
 	if (g_strcmp0(obj->stalled_at, obj->wm) == 0) {
 		self->counters.stalls++;
+		sfl_series_inc(obj->m_stalls);
 		g_critical("eventlog_objects %s: still more than %d records at %s %s; the cursor "
 			   "cannot move past them",
 			   obj->cfg->name, SFL_OBJ_PAGE, obj->cfg->timestamp_field, obj->wm);
@@ -447,8 +449,9 @@ sfl_objects_failed(SflObjectsSource *self, SflObj *obj, const GError *error)
 	counters->errors++;
 	self->counters.query_errors++;
 	obj->failures++;
+	sfl_series_inc(obj->m_poll_errors);
 	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED)) {
-		counters->throttled++;
+		sfl_source_count_throttled(SFL_SOURCE(self), "soql");
 		self->pass_throttled = TRUE;
 		g_critical("eventlog_objects %s: throttled by Salesforce (REQUEST_LIMIT_EXCEEDED); "
 			   "every object waits a poll interval: %s",
@@ -786,8 +789,7 @@ sfl_objects_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	SflObjectsSource *self = user_data;
 	SflObj *obj = self->active;
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *value =
-		sfl_checkpoint_store_load_finish(SFL_CHECKPOINT_STORE(object), result, &error);
+	g_autofree gchar *value = sfl_source_load_finish(SFL_SOURCE(object), result, &error);
 
 	if (!self->alive) {
 		g_object_unref(self);
@@ -832,8 +834,8 @@ sfl_objects_poll_next(SflObjectsSource *self)
 		self->active = obj;
 		self->now = sfl_clock_wall_usec(ctx->clock);
 		if (!obj->loaded && ctx->store != NULL) {
-			sfl_checkpoint_store_load_async(ctx->store, obj->key, self->cancellable,
-							sfl_objects_load_cb, g_object_ref(self));
+			sfl_source_load_async(SFL_SOURCE(self), obj->key, self->cancellable,
+					      sfl_objects_load_cb, g_object_ref(self));
 			return;
 		}
 		if (!obj->loaded) {
@@ -885,6 +887,18 @@ sfl_objects_source_start(SflSource *source)
 		obj->boundary = g_ptr_array_new_with_free_func(g_free);
 		obj->seen = g_hash_table_new(g_str_hash, g_str_equal);
 		obj->next_due = sfl_clock_monotonic_usec(ctx->clock);
+		{
+			const gchar *names[] = { "source", "object", NULL };
+			const gchar *values[] = { "eventlog_objects", cfg->name, NULL };
+			obj->m_poll_errors = sfl_source_series(
+				source, SFL_METRIC_COUNTER, "sf2loki_soql_poll_errors",
+				"Failed SOQL polls and listings.", names, values);
+			obj->m_stalls = sfl_source_series(
+				source, SFL_METRIC_COUNTER, "sf2loki_watermark_stalls",
+				"Polls that could not move the cursor past a full page of "
+				"records sharing one timestamp.",
+				names, values);
+		}
 		if (obj->labels == NULL) {
 			sfl_obj_free(obj);
 			continue;

@@ -466,6 +466,105 @@ sfl_float_join(const gchar *digits, guint n_digits, gint exponent)
 	return g_ascii_strtod(buf, NULL);
 }
 
+#ifdef __SIZEOF_INT128__
+typedef unsigned __int128 SflU128;
+
+/*
+ * The shortest digits that read back as @value, nearest to it among equals: what repr() prints
+ * (David Gay's mode 0). The generic path below formats and re-parses up to 17 times, which
+ * made doubles the main cost of a Pub/Sub event; this one does it exactly in 128-bit integers
+ * for normal values from about 1e-4 to 2^53, where value * 10^k stays below 2^126 for the
+ * k <= 21 that 17 digits need. FALSE sends anything else (and exact ties) to the generic path.
+ *
+ * value = f * 2^e with e < 0, so value * 10^k = X / 2^s with X = f * 10^k and s = -e. The
+ * decimals that read back as value are those inside its rounding interval, half an ulp either
+ * side (a quarter below at the bottom of a binade), ends included when f is even (ties round
+ * to even). Scaled by 2^(s+2) everything is an integer: the interval is 4X - lo .. 4X + hi.
+ */
+static gboolean
+sfl_float_shortest_fast(gdouble value, gchar *digits, guint *n_digits, gint *decpt)
+{
+	guint64 bits;
+	guint64 frac;
+	gint biased;
+	guint64 f;
+	gint e;
+	guint s;
+	gboolean even;
+	SflU128 pow10 = 1;
+
+	memcpy(&bits, &value, sizeof(bits));
+	frac = bits & ((G_GUINT64_CONSTANT(1) << 52) - 1);
+	biased = (gint)((bits >> 52) & 0x7ff);
+	if (biased == 0 || biased == 0x7ff || (bits >> 63) != 0)
+		return FALSE;
+	f = frac | (G_GUINT64_CONSTANT(1) << 52);
+	e = biased - 1075;
+	if (e > 0 || e < -120)
+		return FALSE;
+	s = (guint)-e;
+	even = (f & 1) == 0;
+
+	for (guint k = 0; k <= 21; k++, pow10 *= 10) {
+		SflU128 x4 = ((SflU128)f * pow10) << 2;
+		SflU128 hi = pow10 << 1;
+		SflU128 lo = frac == 0 && biased > 1 ? pow10 : pow10 << 1;
+		SflU128 floor_m = ((SflU128)f * pow10) >> s;
+		SflU128 best = 0;
+		SflU128 best_dist = 0;
+		gboolean found = FALSE;
+		gboolean tie = FALSE;
+		gchar buf[24];
+		guint n = 0;
+		guint64 m;
+
+		for (SflU128 c = floor_m; c <= floor_m + 1; c++) {
+			SflU128 scaled = c << (s + 2);
+			SflU128 dist = scaled >= x4 ? scaled - x4 : x4 - scaled;
+			gboolean inside = scaled >= x4 ? (even ? dist <= hi : dist < hi)
+						       : (even ? dist <= lo : dist < lo);
+
+			if (!inside || c == 0)
+				continue;
+			if (found && dist == best_dist)
+				tie = TRUE;
+			if (!found || dist < best_dist) {
+				best = c;
+				best_dist = dist;
+			}
+			found = TRUE;
+		}
+		if (!found)
+			continue;
+		if (tie || best >= G_GUINT64_CONSTANT(10000000000000000000))
+			return FALSE;
+		m = (guint64)best;
+		while (m != 0) {
+			buf[n++] = (gchar)('0' + m % 10);
+			m /= 10;
+		}
+		*decpt = (gint)n - (gint)k;
+		/* the digits are reversed: drop trailing zeros, then turn them around */
+		{
+			guint skip = 0;
+			while (skip + 1 < n && buf[skip] == '0')
+				skip++;
+			*n_digits = n - skip;
+			for (guint i = 0; i < n - skip; i++)
+				digits[i] = buf[n - 1 - i];
+		}
+		return TRUE;
+	}
+	return FALSE;
+}
+#else
+static gboolean
+sfl_float_shortest_fast(gdouble value, gchar *digits, guint *n_digits, gint *decpt)
+{
+	return FALSE;
+}
+#endif
+
 /*
  * The shortest digit string that reads back as @value (> 0, finite), as David Gay's dtoa
  * mode 0 gives Python: the correctly rounded p digits for the smallest p that round-trips.
@@ -475,6 +574,8 @@ sfl_float_join(const gchar *digits, guint n_digits, gint exponent)
 static void
 sfl_float_shortest(gdouble value, gchar *digits, guint *n_digits, gint *decpt)
 {
+	if (sfl_float_shortest_fast(value, digits, n_digits, decpt))
+		return;
 	for (gint prec = 1; prec <= 17; prec++) {
 		gchar buf[64];
 		gchar fmt[8];

@@ -28,6 +28,12 @@ typedef struct {
 	const gchar *last_event_type;
 	SflSeries *last_ingested;
 	SflSeries *last_lag;
+	/* shaping outcomes, cached like the ingest series */
+	gchar *last_rule;
+	SflSeries *filtered;
+	gchar *last_sampled_type;
+	SflSeries *sampled_out;
+	SflSeries *fallbacks;
 } SflSourcePrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE(SflSource, sfl_source, G_TYPE_OBJECT)
@@ -82,9 +88,12 @@ sfl_source_finalize(GObject *object)
 	g_clear_pointer(&priv->context.clock, sfl_clock_unref);
 	g_strfreev((gchar **)priv->context.static_labels);
 	g_free((gchar *)priv->context.key_prefix);
+	g_free((gchar *)priv->context.org);
 	g_strfreev((gchar **)priv->context.metadata_fields);
 	g_clear_pointer(&priv->context.metrics, sfl_metrics_unref);
 	g_free((gchar *)priv->last_event_type);
+	g_free(priv->last_rule);
+	g_free(priv->last_sampled_type);
 	G_OBJECT_CLASS(sfl_source_parent_class)->finalize(object);
 }
 
@@ -162,6 +171,8 @@ sfl_source_start(SflSource *self, const SflSourceContext *context)
 	priv->context.static_labels =
 		(const gchar *const *)g_strdupv((gchar **)context->static_labels);
 	priv->context.key_prefix = g_strdup(context->key_prefix != NULL ? context->key_prefix : "");
+	priv->context.org = g_strdup(context->org);
+	priv->context.legacy_keys = context->legacy_keys;
 	priv->context.metadata_fields =
 		(const gchar *const *)g_strdupv((gchar **)context->metadata_fields);
 	if (context->metrics != NULL) {
@@ -380,6 +391,92 @@ sfl_source_intern_labels(SflSource *self, const SflLabelPair *pairs, guint n_pai
 	return labels;
 }
 
+typedef struct {
+	gchar *key;
+	gboolean fell_back;
+} SflSourceLoad;
+
+static void
+sfl_source_load_free(gpointer data)
+{
+	SflSourceLoad *load = data;
+	g_free(load->key);
+	g_free(load);
+}
+
+static void
+sfl_source_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = user_data;
+	SflSource *self = g_task_get_source_object(task);
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	SflSourceLoad *load = g_task_get_task_data(task);
+	g_autoptr(GError) error = NULL;
+	gchar *value =
+		sfl_checkpoint_store_load_finish(SFL_CHECKPOINT_STORE(object), result, &error);
+	gsize prefix = strlen(priv->context.key_prefix);
+
+	if (error != NULL) {
+		g_task_return_error(task, g_steal_pointer(&error));
+		return;
+	}
+	if (value == NULL && !load->fell_back && priv->context.legacy_keys && prefix > 0 &&
+	    g_str_has_prefix(load->key, priv->context.key_prefix)) {
+		GCancellable *cancellable = g_task_get_cancellable(task);
+
+		load->fell_back = TRUE;
+		sfl_checkpoint_store_load_async(SFL_CHECKPOINT_STORE(object), load->key + prefix,
+						cancellable, sfl_source_load_cb,
+						g_steal_pointer(&task));
+		return;
+	}
+	if (value != NULL && load->fell_back)
+		g_message(
+			"%s: no checkpoint under %s yet; continuing from the single-org checkpoint "
+			"%s (the next commit writes %s)",
+			priv->name, load->key, load->key + prefix, load->key);
+	g_task_return_pointer(task, value, g_free);
+}
+
+/**
+ * sfl_source_load_async:
+ * @self: a started source with a store
+ * @key: the full key, as sfl_source_key() built it
+ * @cancellable: (nullable): aborts the load
+ * @callback: completion
+ * @user_data: for @callback
+ */
+void
+sfl_source_load_async(SflSource *self, const gchar *key, GCancellable *cancellable,
+		      GAsyncReadyCallback callback, gpointer user_data)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	GTask *task = g_task_new(self, cancellable, callback, user_data);
+	SflSourceLoad *load = g_new0(SflSourceLoad, 1);
+
+	g_task_set_source_tag(task, sfl_source_load_async);
+	load->key = g_strdup(key);
+	g_task_set_task_data(task, load, sfl_source_load_free);
+	sfl_checkpoint_store_load_async(priv->context.store, key, cancellable, sfl_source_load_cb,
+					task);
+}
+
+/**
+ * sfl_source_load_finish:
+ * @self: the source
+ * @result: the result
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): the stored value, or %NULL when there is none (no
+ *   error) or on failure
+ */
+gchar *
+sfl_source_load_finish(SflSource *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
 /**
  * sfl_source_counters:
  * @self: a source
@@ -391,4 +488,136 @@ sfl_source_counters(SflSource *self)
 {
 	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
 	return &priv->counters;
+}
+
+/**
+ * sfl_source_count_filtered:
+ * @self: a started source
+ * @rule: (nullable): the drop_row rule that matched
+ */
+void
+sfl_source_count_filtered(SflSource *self, const gchar *rule)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	priv->counters.rows_filtered++;
+	if (rule == NULL)
+		rule = "drop_row";
+	if (priv->last_rule == NULL || !g_str_equal(priv->last_rule, rule)) {
+		const gchar *names[] = { "source", "rule", NULL };
+		const gchar *values[] = { priv->name, rule, NULL };
+
+		g_free(priv->last_rule);
+		priv->last_rule = g_strdup(rule);
+		priv->filtered =
+			sfl_source_series(self, SFL_METRIC_COUNTER, "sf2loki_rows_filtered",
+					  "Rows dropped by a drop_row transform.", names, values);
+	}
+	sfl_series_inc(priv->filtered);
+}
+
+/**
+ * sfl_source_count_sampled_out:
+ * @self: a started source
+ * @event_type: the row's event type (or object)
+ */
+void
+sfl_source_count_sampled_out(SflSource *self, const gchar *event_type)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	priv->counters.rows_sampled_out++;
+	if (priv->last_sampled_type == NULL || !g_str_equal(priv->last_sampled_type, event_type)) {
+		const gchar *names[] = { "source", "event_type", NULL };
+		const gchar *values[] = { priv->name, event_type, NULL };
+
+		g_free(priv->last_sampled_type);
+		priv->last_sampled_type = g_strdup(event_type);
+		priv->sampled_out =
+			sfl_source_series(self, SFL_METRIC_COUNTER, "sf2loki_entries_sampled_out",
+					  "Rows the deterministic sampler dropped.", names, values);
+	}
+	sfl_series_inc(priv->sampled_out);
+}
+
+/**
+ * sfl_source_count_timestamp_fallback:
+ * @self: a started source
+ */
+void
+sfl_source_count_timestamp_fallback(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	/* the first of a term says so once; the rest are only counted */
+	if (priv->counters.timestamp_fallbacks++ == 0)
+		g_warning("%s: an entry had no usable timestamp and was stamped with its fallback "
+			  "time; later ones are only counted (sf2loki_timestamp_fallbacks_total)",
+			  priv->name);
+	if (priv->fallbacks == NULL) {
+		const gchar *names[] = { "source", NULL };
+		const gchar *values[] = { priv->name, NULL };
+		priv->fallbacks = sfl_source_series(
+			self, SFL_METRIC_COUNTER, "sf2loki_timestamp_fallbacks",
+			"Entries whose own timestamp was missing or unparseable.", names, values);
+	}
+	sfl_series_inc(priv->fallbacks);
+}
+
+/**
+ * sfl_source_count_throttled:
+ * @source: a started source
+ * @api: `soql`, `eventlogfile` or `apexlog_body`
+ *
+ * Counts a REQUEST_LIMIT_EXCEEDED answer (`sf2loki_salesforce_api_throttled{api}`).
+ */
+void
+sfl_source_count_throttled(SflSource *source, const gchar *api)
+{
+	const gchar *names[] = { "api", NULL };
+	const gchar *values[] = { api, NULL };
+
+	sfl_source_counters(source)->throttled++;
+	sfl_series_inc(sfl_source_series(
+		source, SFL_METRIC_COUNTER, "sf2loki_salesforce_api_throttled",
+		"Salesforce calls refused with REQUEST_LIMIT_EXCEEDED.", names, values));
+}
+
+/**
+ * sfl_source_series:
+ * @self: a started source
+ * @type: counter or gauge
+ * @name: the instrument, without the Prometheus suffix
+ * @help: its help text
+ * @label_names: (nullable): NULL-terminated, without `org`
+ * @label_values: (nullable): as many as @label_names
+ *
+ * Returns: (transfer none) (nullable): the series, or %NULL when the run keeps no metrics
+ */
+SflSeries *
+sfl_source_series(SflSource *self, SflMetricType type, const gchar *name, const gchar *help,
+		  const gchar *const *label_names, const gchar *const *label_values)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	const gchar *names[8] = { NULL };
+	const gchar *values[8] = { NULL };
+	SflMetricFamily *family = NULL;
+	guint n = 0;
+
+	g_return_val_if_fail(type != SFL_METRIC_HISTOGRAM, NULL);
+	if (priv->context.metrics == NULL)
+		return NULL;
+	for (; label_names != NULL && label_names[n] != NULL; n++) {
+		g_return_val_if_fail(n + 2 < G_N_ELEMENTS(names), NULL);
+		names[n] = label_names[n];
+		values[n] = label_values[n];
+	}
+	if (priv->context.org != NULL) {
+		names[n] = "org";
+		values[n] = priv->context.org;
+	}
+	family = type == SFL_METRIC_COUNTER
+			 ? sfl_metrics_counter(priv->context.metrics, name, help, names)
+			 : sfl_metrics_gauge(priv->context.metrics, name, help, names);
+	return sfl_metric_family_series(family, names[0] != NULL ? values : NULL);
 }

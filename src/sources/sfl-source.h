@@ -49,6 +49,14 @@ typedef struct {
 	const gchar *const *metadata_fields;
 	/* (nullable) sf2loki_events_ingested and sf2loki_ingest_lag_seconds are recorded here */
 	SflMetrics *metrics;
+	/* the org's name in multi-org mode (its per-org instruments gain `org`), else NULL */
+	const gchar *org;
+	/*
+	 * the first org in multi-org mode: a prefixed key that is missing is read from its
+	 * unprefixed single-org name (original §6.6: a transparent upgrade; the next commit
+	 * writes the prefixed key)
+	 */
+	gboolean legacy_keys;
 } SflSourceContext;
 
 typedef void (*SflSourceWritableFunc)(gpointer user_data);
@@ -81,6 +89,11 @@ void sfl_source_cancel_wait(SflSource *self, gpointer user_data);
 void sfl_source_notify_writable(SflSource *self);
 
 gchar *sfl_source_key(SflSource *self, const gchar *key) G_GNUC_WARN_UNUSED_RESULT;
+/* loads @key (as sfl_source_key() returned it), with the first org's single-org fallback */
+void sfl_source_load_async(SflSource *self, const gchar *key, GCancellable *cancellable,
+			   GAsyncReadyCallback callback, gpointer user_data);
+gchar *sfl_source_load_finish(SflSource *self, GAsyncResult *result,
+			      GError **error) G_GNUC_WARN_UNUSED_RESULT;
 SflLabels *sfl_source_intern_labels(SflSource *self, const SflLabelPair *pairs,
 				    guint n_pairs) G_GNUC_WARN_UNUSED_RESULT;
 
@@ -97,5 +110,21 @@ typedef struct {
 } SflSourceCounters;
 
 SflSourceCounters *sfl_source_counters(SflSource *self);
+
+/*
+ * One series of a per-org instrument (original-behaviour §6.6): the family is registered on
+ * first use, and in multi-org mode an `org` label is appended to @label_names/@label_values.
+ * NULL without a registry; updating a NULL series is a no-op. Look a series up once per
+ * event type or object, not per row.
+ */
+/* shaping outcomes: the counter above and its instrument, both at once */
+void sfl_source_count_filtered(SflSource *self, const gchar *rule);
+void sfl_source_count_sampled_out(SflSource *self, const gchar *event_type);
+void sfl_source_count_timestamp_fallback(SflSource *self);
+void sfl_source_count_throttled(SflSource *source, const gchar *api);
+
+SflSeries *
+sfl_source_series(SflSource *self, SflMetricType type, const gchar *name, const gchar *help,
+		  const gchar *const *label_names, const gchar *const *label_values);
 
 G_END_DECLS

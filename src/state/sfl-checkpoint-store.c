@@ -284,6 +284,24 @@ sfl_checkpoint_store_set_epoch(SflCheckpointStore *self, SflEpochFunc func, gpoi
 }
 
 /**
+ * sfl_checkpoint_store_check_fence:
+ * @self: a store
+ *
+ * Evaluates the installed fence check now (main thread), without writing anything: a writer
+ * can learn that its next commit would be rejected before it does work that only that commit
+ * would make good.
+ *
+ * Returns: %FALSE when a write would be rejected as fenced; %TRUE without a fence check
+ */
+gboolean
+sfl_checkpoint_store_check_fence(SflCheckpointStore *self)
+{
+	SflCheckpointStorePrivate *priv = GET_PRIVATE(self);
+	g_return_val_if_fail(SFL_IS_CHECKPOINT_STORE(self), FALSE);
+	return priv->fence == NULL || priv->fence(priv->fence_data);
+}
+
+/**
  * sfl_checkpoint_store_open_async:
  * @self: a store
  * @cancellable: (nullable): a cancellable

@@ -88,6 +88,7 @@ void sfl_checkpoint_store_set_fence(SflCheckpointStore *self, SflFenceFunc func,
 				    GDestroyNotify destroy);
 void sfl_checkpoint_store_set_epoch(SflCheckpointStore *self, SflEpochFunc func, gpointer user_data,
 				    GDestroyNotify destroy);
+gboolean sfl_checkpoint_store_check_fence(SflCheckpointStore *self);
 
 void sfl_checkpoint_store_open_async(SflCheckpointStore *self, GCancellable *cancellable,
 				     GAsyncReadyCallback callback, gpointer user_data);

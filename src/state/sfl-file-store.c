@@ -150,10 +150,34 @@ sfl_file_store_load(SflCheckpointStore *store, const gchar *key, GCancellable *c
 	return g_strdup(sfl_state_doc_get(doc, key));
 }
 
+/* the short write lock of shared mode; held until *@lock is released */
+static gboolean
+sfl_file_store_lock_for_write(SflFileStore *self, SflPlatformLock **lock, GError **error)
+{
+	/* not <path>.lock: a daemon without a coordinator holds that one for its whole life, and a
+	 * forced `sf2loki state set` beside it must still be able to write */
+	g_autofree gchar *lock_path = g_strconcat(self->path, ".write.lock", NULL);
+	SflPlatformError perr = { 0 };
+	gint64 holder = 0;
+	SflPlatformStatus status = sfl_platform_lock_acquire(lock_path, lock, &holder, &perr);
+
+	if (status == SFL_PLATFORM_ERR_BUSY) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+			    "state file %s is being written by another replica (%s); retrying",
+			    self->path, perr.message);
+		return FALSE;
+	}
+	if (!sfl_platform_to_gerror(status, &perr, error)) {
+		g_prefix_error(error, "cannot lock state file %s for writing: ", self->path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 /* exclusive mode owns the file and can trust its cache; otherwise only a fresh read counts */
 static gboolean
-sfl_file_store_apply(SflFileStore *self, const SflStateDoc *items, const gchar *delete_key,
-		     const SflStoreWriter *writer, GError **error)
+sfl_file_store_apply_doc(SflFileStore *self, const SflStateDoc *items, const gchar *delete_key,
+			 const SflStoreWriter *writer, GError **error)
 {
 	g_autoptr(SflStateDoc) doc = NULL;
 
@@ -181,6 +205,29 @@ sfl_file_store_apply(SflFileStore *self, const SflStateDoc *items, const gchar *
 	g_clear_pointer(&self->cache, sfl_state_doc_free);
 	self->cache = g_steal_pointer(&doc);
 	return TRUE;
+}
+
+/*
+ * Replicas share the file: the read, the fence check against it and the rename are one step
+ * under <path>.write.lock. Without it, a writer frozen after its check (SIGSTOP, a paused VM)
+ * renames its older document over the next leader's when it wakes (found by tests/ha). A busy lock
+ * is a transient error, so the commit is retried; a frozen holder delays the others' writes until
+ * it resumes or dies (the kernel drops the lock with the process).
+ */
+static gboolean
+sfl_file_store_apply(SflFileStore *self, const SflStateDoc *items, const gchar *delete_key,
+		     const SflStoreWriter *writer, GError **error)
+{
+	SflPlatformLock *lock = NULL;
+	gboolean ok;
+
+	if (self->exclusive)
+		return sfl_file_store_apply_doc(self, items, delete_key, writer, error);
+	if (!sfl_file_store_lock_for_write(self, &lock, error))
+		return FALSE;
+	ok = sfl_file_store_apply_doc(self, items, delete_key, writer, error);
+	sfl_platform_lock_release(lock);
+	return ok;
 }
 
 static gboolean

@@ -8,8 +8,11 @@
 
 #include "sfl-test-sim.h"
 
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "sfl-autocleanups.h"
 #include "sfl-http.h"
 
 #include <openssl/evp.h>
@@ -147,6 +150,170 @@ sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc)
 }
 
 /**
+ * sfl_test_daemon_spawn:
+ * @config: the configuration file
+ * @env: (nullable): NAME, VALUE pairs, NULL-terminated, set on top of the defaults
+ *
+ * Starts `$SF2LOKI_BIN run --config @config` with stderr piped, LC_ALL=C.UTF-8, an ephemeral
+ * health port (SF2LOKI_SERVICE__HEALTH_ADDR=127.0.0.1:0) and the sanitizer options passed on.
+ * The daemon dies with the test process.
+ *
+ * Returns: (transfer full): the process
+ */
+GSubprocess *
+sfl_test_daemon_spawn(const gchar *config, const gchar *const *env)
+{
+	const gchar *args[] = { "run", "--config", config, NULL };
+
+	return sfl_test_bin_spawn(G_SUBPROCESS_FLAGS_STDERR_PIPE, args, env);
+}
+
+/**
+ * sfl_test_bin_spawn:
+ * @flags: the pipes wanted
+ * @args: the arguments after the program name
+ * @env: (nullable): NAME, VALUE pairs, NULL-terminated, set on top of the defaults
+ *
+ * Starts `$SF2LOKI_BIN @args` with the environment sfl_test_daemon_spawn() documents and
+ * nothing else of the test's: the daemon never picks up the developer's SF2LOKI_* settings.
+ *
+ * Returns: (transfer full): the process
+ */
+GSubprocess *
+sfl_test_bin_spawn(GSubprocessFlags flags, const gchar *const *args, const gchar *const *env)
+{
+	g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(flags);
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	g_autoptr(GError) error = NULL;
+	const gchar *passed[] = { "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", NULL };
+	g_auto(GStrv) envp = g_new0(gchar *, 1);
+	GSubprocess *proc;
+
+	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
+	envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", "127.0.0.1:0", TRUE);
+	for (guint i = 0; passed[i] != NULL; i++) {
+		if (g_getenv(passed[i]) != NULL)
+			envp = g_environ_setenv(envp, passed[i], g_getenv(passed[i]), TRUE);
+	}
+	for (guint i = 0; env != NULL && env[i] != NULL && env[i + 1] != NULL; i += 2)
+		envp = g_environ_setenv(envp, env[i], env[i + 1], TRUE);
+	g_subprocess_launcher_set_environ(l, envp);
+	g_subprocess_launcher_set_child_setup(l, sfl_test_sim_child_setup, NULL, NULL);
+	g_ptr_array_add(argv, (gpointer)g_getenv("SF2LOKI_BIN"));
+	for (guint i = 0; args[i] != NULL; i++)
+		g_ptr_array_add(argv, (gpointer)args[i]);
+	g_ptr_array_add(argv, NULL);
+	proc = g_subprocess_launcher_spawnv(l, (const gchar *const *)argv->pdata, &error);
+	g_assert_no_error(error);
+	return proc;
+}
+
+static gboolean
+sfl_test_poll_tick_cb(gpointer user_data)
+{
+	return G_SOURCE_REMOVE;
+}
+
+/**
+ * sfl_test_poll_until:
+ * @cond: checked now and then again after every wake-up, at least every 100 ms
+ * @data: for @cond
+ * @deadline_sec: how long it may take before the test fails
+ * @what: what is awaited, for the failure message
+ *
+ * For conditions nothing signals (a simulator's state, a daemon's answers): the tick only
+ * bounds how late a change is noticed, the deadline is what fails the test.
+ */
+void
+sfl_test_poll_until(SflTestCondFunc cond, gpointer data, guint deadline_sec, const gchar *what)
+{
+	gint64 deadline = g_get_monotonic_time() + (gint64)deadline_sec * G_USEC_PER_SEC;
+
+	while (!cond(data)) {
+		g_autoptr(GSource) tick = NULL;
+		if (g_get_monotonic_time() > deadline)
+			g_error("timed out waiting for %s", what);
+		tick = g_timeout_source_new(100);
+		g_source_set_callback(tick, sfl_test_poll_tick_cb, NULL, NULL);
+		g_source_attach(tick, NULL);
+		g_main_context_iteration(NULL, TRUE);
+		g_source_destroy(tick);
+	}
+}
+
+/**
+ * sfl_test_otlp_sim_start:
+ * @args: (nullable): extra arguments for tests/sim/otlp_collector.py
+ * @out_proc: (out): the collector process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the base URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_otlp_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("otlp_collector.py", "OTLP collector",
+				  "protoc and python3-protobuf", args, out_proc);
+}
+
+/**
+ * sfl_test_s3_sim_start:
+ * @args: (nullable): arguments for tests/sim/s3_sim.py
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the base URL, both the path-style S3 endpoint and the
+ *   control URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_s3_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("s3_sim.py", "S3", "python3-botocore", args, out_proc);
+}
+
+/**
+ * sfl_test_gcs_sim_start:
+ * @args: (nullable): arguments for tests/sim/gcs_sim.py
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the base URL (API, token endpoint, metadata server and
+ *   control), or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_gcs_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("gcs_sim.py", "Cloud Storage", "python3-jwt", args, out_proc);
+}
+
+/**
+ * sfl_test_k8s_sim_start:
+ * @args: (nullable): arguments for tests/sim/k8s_sim.py (--dir DIR is required)
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the control base URL (plain HTTP), or %NULL after
+ *   g_test_skip(); the HTTPS API's CA, token and kubeconfig are in the --dir directory
+ */
+gchar *
+sfl_test_k8s_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("k8s_sim.py", "Kubernetes API", "python3-cryptography", args,
+				  out_proc);
+}
+
+/**
+ * sfl_test_pubsub_sim_start:
+ * @args: (nullable): arguments for tests/sim/pubsub_sim.py
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ *
+ * Returns: (transfer full) (nullable): the control base URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_pubsub_sim_start(const gchar *const *args, GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("pubsub_sim.py", "Pub/Sub",
+				  "protoc, python3-grpcio, python3-protobuf and python3-avro", args,
+				  out_proc);
+}
+
+/**
  * sfl_test_write_rsa_key:
  * @priv_path: where the private key goes (PEM)
  * @pub_path: (nullable): where the public key goes (PEM)
@@ -238,4 +405,667 @@ sfl_test_http_call(SflCurlLoop *loop, const gchar *method, const gchar *url, gui
 	*status = sfl_http_response_get_status(response);
 	body = sfl_http_response_get_body(response);
 	return g_strndup(g_bytes_get_data(body, NULL), g_bytes_get_size(body));
+}
+
+static void sfl_test_daemon_read_next(SflTestDaemon *daemon);
+
+static void
+sfl_test_daemon_line_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflTestDaemon *daemon = user_data;
+	gchar *line = g_data_input_stream_read_line_finish_utf8(G_DATA_INPUT_STREAM(source), result,
+								NULL, NULL);
+
+	if (line == NULL) {
+		daemon->eof = TRUE;
+		return;
+	}
+	g_test_message("[sf2loki %s] %s", daemon->pid, line);
+	g_ptr_array_add(daemon->lines, line);
+	sfl_test_daemon_read_next(daemon);
+}
+
+static void
+sfl_test_daemon_read_next(SflTestDaemon *daemon)
+{
+	g_data_input_stream_read_line_async(daemon->err, G_PRIORITY_DEFAULT, NULL,
+					    sfl_test_daemon_line_cb, daemon);
+}
+
+/**
+ * sfl_test_daemon_start:
+ * @config: the configuration file
+ * @env: (nullable): NAME, VALUE pairs for sfl_test_daemon_spawn()
+ *
+ * Returns: (transfer full): the daemon; its lines arrive while the main context runs
+ */
+SflTestDaemon *
+sfl_test_daemon_start(const gchar *config, const gchar *const *env)
+{
+	SflTestDaemon *daemon = g_new0(SflTestDaemon, 1);
+
+	daemon->proc = sfl_test_daemon_spawn(config, env);
+	daemon->pid = g_strdup(g_subprocess_get_identifier(daemon->proc));
+	daemon->lines = g_ptr_array_new_with_free_func(g_free);
+	daemon->err = g_data_input_stream_new(g_subprocess_get_stderr_pipe(daemon->proc));
+	sfl_test_daemon_read_next(daemon);
+	return daemon;
+}
+
+/**
+ * sfl_test_daemon_logged:
+ * @daemon: the daemon
+ * @needle: a substring
+ *
+ * Returns: whether a line read so far contains @needle
+ */
+gboolean
+sfl_test_daemon_logged(const SflTestDaemon *daemon, const gchar *needle)
+{
+	for (guint i = 0; i < daemon->lines->len; i++) {
+		if (strstr(g_ptr_array_index(daemon->lines, i), needle) != NULL)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+typedef struct {
+	SflTestDaemon *daemon;
+	const gchar *needle;
+} SflTestDaemonNeedle;
+
+static gboolean
+sfl_test_daemon_needle_cb(gpointer data)
+{
+	SflTestDaemonNeedle *want = data;
+
+	return sfl_test_daemon_logged(want->daemon, want->needle);
+}
+
+/**
+ * sfl_test_daemon_wait_logged:
+ * @daemon: the daemon
+ * @needle: a substring
+ * @deadline_sec: how long it may take before the test fails
+ */
+void
+sfl_test_daemon_wait_logged(SflTestDaemon *daemon, const gchar *needle, guint deadline_sec)
+{
+	SflTestDaemonNeedle want = { daemon, needle };
+	g_autofree gchar *what = g_strdup_printf("sf2loki to log '%s'", needle);
+
+	sfl_test_poll_until(sfl_test_daemon_needle_cb, &want, deadline_sec, what);
+}
+
+/**
+ * sfl_test_daemon_health_port:
+ * @daemon: the daemon
+ *
+ * Returns: the port its health server logged; the test fails when no such line was read yet
+ */
+guint
+sfl_test_daemon_health_port(const SflTestDaemon *daemon)
+{
+	for (guint i = 0; i < daemon->lines->len; i++) {
+		const gchar *at =
+			strstr(g_ptr_array_index(daemon->lines, i), "health server listening on ");
+		const gchar *port = at != NULL ? strstr(at, "(port ") : NULL;
+
+		if (at != NULL && port == NULL)
+			g_error("a health server line without its port: %s", at);
+		if (port != NULL)
+			return (guint)g_ascii_strtoull(port + strlen("(port "), NULL, 10);
+	}
+	g_error("no health server line from sf2loki %s", daemon->pid);
+	return 0;
+}
+
+/**
+ * sfl_test_daemon_wait_exit:
+ * @daemon: the daemon
+ * @deadline_sec: how long it may take before the test fails
+ *
+ * Returns: the exit status, or -1 when a signal ended the process
+ */
+gint
+sfl_test_daemon_wait_exit(SflTestDaemon *daemon, guint deadline_sec)
+{
+	/* stderr closes when the process ends: an event to wait on, unlike the exit itself */
+	sfl_test_wait_for(&daemon->eof, deadline_sec);
+	g_assert_true(g_subprocess_wait(daemon->proc, NULL, NULL));
+	return g_subprocess_get_if_exited(daemon->proc) ? g_subprocess_get_exit_status(daemon->proc)
+							: -1;
+}
+
+/**
+ * sfl_test_daemon_stop:
+ * @daemon: the daemon
+ * @deadline_sec: how long the orderly stop may take before the test fails
+ *
+ * Returns: the exit status, or -1 when a signal ended the process
+ */
+gint
+sfl_test_daemon_stop(SflTestDaemon *daemon, guint deadline_sec)
+{
+	g_subprocess_send_signal(daemon->proc, SIGTERM);
+	return sfl_test_daemon_wait_exit(daemon, deadline_sec);
+}
+
+/**
+ * sfl_test_daemon_free:
+ * @daemon: (nullable): the daemon
+ */
+void
+sfl_test_daemon_free(SflTestDaemon *daemon)
+{
+	if (daemon == NULL)
+		return;
+	if (g_subprocess_get_identifier(daemon->proc) != NULL) {
+		g_subprocess_force_exit(daemon->proc);
+		g_subprocess_wait(daemon->proc, NULL, NULL);
+	}
+	/* the pending read holds @daemon: it must have seen the end before the memory goes */
+	sfl_test_wait_for(&daemon->eof, SFL_TEST_SIM_DEADLINE_SEC);
+	g_clear_object(&daemon->err);
+	g_clear_object(&daemon->proc);
+	g_clear_pointer(&daemon->lines, g_ptr_array_unref);
+	g_free(daemon->pid);
+	g_free(daemon);
+}
+
+/**
+ * sfl_test_sims_start:
+ * @sims: a zeroed fixture
+ * @dir_template: for g_dir_make_tmp(), e.g. "sfl-doctor-XXXXXX"
+ * @dataset: the Salesforce simulator's dataset (JSON)
+ * @loki_args: (nullable): extra arguments for the Loki simulator
+ *
+ * Returns: %FALSE after g_test_skip() when a simulator lacks a dependency
+ */
+gboolean
+sfl_test_sims_start(SflTestSims *sims, const gchar *dir_template, const gchar *dataset,
+		    const gchar *const *loki_args)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *dataset_path = NULL;
+
+	sims->dir = g_dir_make_tmp(dir_template, &error);
+	g_assert_no_error(error);
+	sims->key_path = g_build_filename(sims->dir, "key.pem", NULL);
+	sims->pub_path = g_build_filename(sims->dir, "pub.pem", NULL);
+	sims->wrong_key_path = g_build_filename(sims->dir, "wrong.pem", NULL);
+	sfl_test_write_rsa_key(sims->key_path, sims->pub_path);
+	sfl_test_write_rsa_key(sims->wrong_key_path, NULL);
+	dataset_path = g_build_filename(sims->dir, "dataset.json", NULL);
+	g_assert_true(g_file_set_contents(dataset_path, dataset, -1, &error));
+	{
+		const gchar *args[] = { "--public-key", sims->pub_path, "--dataset", dataset_path,
+					NULL };
+		sims->sf_base = sfl_test_sf_sim_start(args, &sims->sf_proc);
+	}
+	if (sims->sf_base == NULL)
+		return FALSE;
+	sims->loki_base = sfl_test_loki_sim_start(loki_args, &sims->loki_proc);
+	if (sims->loki_base == NULL)
+		return FALSE;
+	sims->loop = sfl_curl_loop_new();
+	return TRUE;
+}
+
+/**
+ * sfl_test_proc_stop:
+ * @proc: (inout) (nullable): a process started by the test, %NULL on return
+ */
+void
+sfl_test_proc_stop(GSubprocess **proc)
+{
+	if (*proc == NULL)
+		return;
+	g_subprocess_force_exit(*proc);
+	g_subprocess_wait(*proc, NULL, NULL);
+	g_clear_object(proc);
+}
+
+/**
+ * sfl_test_sims_clear:
+ * @sims: the fixture, zeroed again on return
+ */
+void
+sfl_test_sims_clear(SflTestSims *sims)
+{
+	sfl_test_proc_stop(&sims->sf_proc);
+	sfl_test_proc_stop(&sims->loki_proc);
+	g_clear_object(&sims->loop);
+	/* the loop's last callbacks run before the directory they may name goes */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	if (sims->dir != NULL) {
+		/* a test may have taken the permissions off a file to make it unreadable */
+		g_autofree gchar *cmd =
+			g_strdup_printf("chmod -R u+rwx '%s'; rm -rf '%s'", sims->dir, sims->dir);
+		g_assert_cmpint(system(cmd), ==, 0);
+	}
+	g_free(sims->dir);
+	g_free(sims->key_path);
+	g_free(sims->pub_path);
+	g_free(sims->wrong_key_path);
+	g_free(sims->sf_base);
+	g_free(sims->loki_base);
+	memset(sims, 0, sizeof(*sims));
+}
+
+/**
+ * sfl_test_sims_config:
+ * @sims: started simulators
+ * @key_path: (nullable): the private key to sign with; %NULL: the trusted one
+ * @loki_base: (nullable): the Loki to push to; %NULL: the simulator
+ *
+ * Returns: (transfer full): the `salesforce:` section (JWT bearer) and `sink:` / `loki:` /
+ *   `url:`, to be continued with more `sink.loki` keys (four spaces) or other sections
+ */
+gchar *
+sfl_test_sims_config(const SflTestSims *sims, const gchar *key_path, const gchar *loki_base)
+{
+	return g_strdup_printf("salesforce:\n"
+			       "  login_url: %s\n"
+			       "  client_id: sim-client-id\n"
+			       "  username: sim@example.com\n"
+			       "  private_key_file: %s\n"
+			       "sink:\n"
+			       "  loki:\n"
+			       "    url: %s/loki/api/v1/push\n",
+			       sims->sf_base, key_path != NULL ? key_path : sims->key_path,
+			       loki_base != NULL ? loki_base : sims->loki_base);
+}
+
+/**
+ * sfl_test_sf_datetime:
+ * @usec: a Unix time in microseconds (the fraction is dropped)
+ *
+ * Returns: (transfer full): the time as Salesforce's REST API writes a datetime
+ *   ("2026-11-30T08:00:00.000+0000")
+ */
+gchar *
+sfl_test_sf_datetime(gint64 usec)
+{
+	g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc(usec / G_USEC_PER_SEC);
+
+	return g_date_time_format(dt, "%Y-%m-%dT%H:%M:%S.000+0000");
+}
+
+static void sfl_test_replica_read_next(SflTestReplica *r);
+
+/* counts the leadership changes a JSON log line reports */
+static void
+sfl_test_replica_parse(SflTestReplica *r, const gchar *line)
+{
+	json_error_t jerr;
+	g_autoptr(json_t) obj = json_loads(line, 0, &jerr);
+	const gchar *msg;
+
+	if (obj == NULL)
+		return;
+	msg = json_string_value(json_object_get(obj, "msg"));
+	if (g_strcmp0(msg, "leadership acquired") == 0) {
+		r->acquired++;
+		r->epoch = g_ascii_strtoull(json_string_value(json_object_get(obj, "epoch")), NULL,
+					    10);
+	} else if (g_strcmp0(msg, "leadership lost; standing by") == 0) {
+		r->lost++;
+	}
+}
+
+static void
+sfl_test_replica_line_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflTestReplica *r = user_data;
+	gchar *line = g_data_input_stream_read_line_finish_utf8(G_DATA_INPUT_STREAM(source), result,
+								NULL, NULL);
+
+	if (line == NULL) {
+		r->eof = TRUE;
+		return;
+	}
+	g_test_message("[%s] %s", r->name, line);
+	sfl_test_replica_parse(r, line);
+	g_ptr_array_add(r->lines, line);
+	sfl_test_replica_read_next(r);
+}
+
+static void
+sfl_test_replica_read_next(SflTestReplica *r)
+{
+	g_data_input_stream_read_line_async(r->err, G_PRIORITY_DEFAULT, NULL,
+					    sfl_test_replica_line_cb, r);
+}
+
+GPtrArray *
+sfl_test_replicas_new(void)
+{
+	return g_ptr_array_new_with_free_func((GDestroyNotify)sfl_test_replica_free);
+}
+
+/**
+ * sfl_test_replica_start:
+ * @replicas: from sfl_test_replicas_new(); receives the replica
+ * @name: for the echoed lines
+ * @config: the configuration file
+ * @env: (nullable): NAME, VALUE pairs for sfl_test_daemon_spawn()
+ *
+ * Returns: (transfer none): the replica, owned by @replicas
+ */
+SflTestReplica *
+sfl_test_replica_start(GPtrArray *replicas, const gchar *name, const gchar *config,
+		       const gchar *const *env)
+{
+	SflTestReplica *r = g_new0(SflTestReplica, 1);
+
+	r->name = g_strdup(name);
+	r->lines = g_ptr_array_new_with_free_func(g_free);
+	r->proc = sfl_test_daemon_spawn(config, env);
+	r->err = g_data_input_stream_new(g_subprocess_get_stderr_pipe(r->proc));
+	sfl_test_replica_read_next(r);
+	g_ptr_array_add(replicas, r);
+	return r;
+}
+
+gboolean
+sfl_test_replica_logged(const SflTestReplica *r, const gchar *needle)
+{
+	for (guint i = 0; i < r->lines->len; i++) {
+		if (strstr(g_ptr_array_index(r->lines, i), needle) != NULL)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+gboolean
+sfl_test_replica_leads(const SflTestReplica *r)
+{
+	return r->acquired > r->lost;
+}
+
+gboolean
+sfl_test_replica_has_lost(const SflTestReplica *r)
+{
+	return r->lost > 0 && r->lost >= r->acquired;
+}
+
+SflTestReplica *
+sfl_test_replicas_leader(GPtrArray *replicas)
+{
+	SflTestReplica *leader = NULL;
+
+	for (guint i = 0; i < replicas->len; i++) {
+		SflTestReplica *r = g_ptr_array_index(replicas, i);
+
+		if (sfl_test_replica_leads(r)) {
+			g_assert_null(leader); /* never two at once */
+			leader = r;
+		}
+	}
+	return leader;
+}
+
+guint
+sfl_test_replica_health_port(const SflTestReplica *r)
+{
+	for (guint i = 0; i < r->lines->len; i++) {
+		const gchar *at =
+			strstr(g_ptr_array_index(r->lines, i), "health server listening on ");
+		const gchar *port = at != NULL ? strstr(at, "(port ") : NULL;
+
+		if (port != NULL)
+			return (guint)g_ascii_strtoull(port + strlen("(port "), NULL, 10);
+	}
+	return 0;
+}
+
+void
+sfl_test_replica_kill(SflTestReplica *r)
+{
+	if (r->proc != NULL && g_subprocess_get_identifier(r->proc) != NULL) {
+		g_subprocess_send_signal(r->proc, SIGCONT);
+		g_subprocess_force_exit(r->proc);
+		g_subprocess_wait(r->proc, NULL, NULL);
+	}
+}
+
+void
+sfl_test_replica_free(SflTestReplica *r)
+{
+	sfl_test_replica_kill(r);
+	while (!r->eof)
+		g_main_context_iteration(NULL, TRUE);
+	g_clear_object(&r->err);
+	g_clear_object(&r->proc);
+	g_ptr_array_unref(r->lines);
+	g_free(r->name);
+	g_free(r);
+}
+
+gboolean
+sfl_test_replica_leads_cond(gpointer fixture, gpointer replica)
+{
+	return sfl_test_replica_leads(replica);
+}
+
+gboolean
+sfl_test_replica_lost_cond(gpointer fixture, gpointer replica)
+{
+	return sfl_test_replica_has_lost(replica);
+}
+
+gboolean
+sfl_test_replicas_lead_cond(gpointer fixture, gpointer replicas)
+{
+	GPtrArray *all = replicas;
+
+	/* no never-two check here: the lines of two processes arrive in no set order */
+	for (guint i = 0; i < all->len; i++) {
+		if (sfl_test_replica_leads(g_ptr_array_index(all, i)))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static gboolean
+sfl_test_wait_tick_cb(gpointer data)
+{
+	return G_SOURCE_REMOVE;
+}
+
+/**
+ * sfl_test_wait_fixture:
+ * @cond: checked now and after every wake-up
+ * @fixture: its first argument
+ * @data: its second argument
+ * @timeout_us: how long it may take
+ *
+ * Lines arrive from pipes, but files and simulators change without an event: the tick only
+ * bounds how late a change is noticed.
+ *
+ * Returns: whether @cond held before the timeout
+ */
+gboolean
+sfl_test_wait_fixture(SflTestFixtureCond cond, gpointer fixture, gpointer data, gint64 timeout_us)
+{
+	gint64 deadline = g_get_monotonic_time() + timeout_us;
+
+	while (!cond(fixture, data)) {
+		g_autoptr(GSource) tick = NULL;
+
+		if (g_get_monotonic_time() > deadline)
+			return FALSE;
+		tick = g_timeout_source_new(50);
+		g_source_set_callback(tick, sfl_test_wait_tick_cb, NULL, NULL);
+		g_source_attach(tick, NULL);
+		g_main_context_iteration(NULL, TRUE);
+		g_source_destroy(tick);
+	}
+	return TRUE;
+}
+
+void
+sfl_test_fixture_wait(SflTestFixtureCond cond, gpointer fixture, gpointer data, gint64 timeout_us,
+		      const gchar *what)
+{
+	if (!sfl_test_wait_fixture(cond, fixture, data, timeout_us))
+		g_error("timed out waiting for %s", what);
+}
+
+G_DEFINE_TYPE(SflTestCapture, sfl_test_capture, SFL_TYPE_SINK)
+
+static void
+sfl_test_row_free(gpointer data)
+{
+	SflTestRow *row = data;
+
+	g_free(row->line);
+	g_free(row->labels);
+	g_free(row->metadata);
+	g_free(row);
+}
+
+static void
+sfl_test_capture_answer(SflTestCapture *self, GTask *task)
+{
+	SflBatch *batch = g_task_get_task_data(task);
+	SflSinkResult *result = g_new0(SflSinkResult, 1);
+
+	for (guint i = 0; i < sfl_batch_get_length(batch); i++) {
+		SflEntry *e = sfl_batch_get(batch, i);
+		SflTestRow *row = g_new0(SflTestRow, 1);
+		GString *md = g_string_new(NULL);
+
+		row->line = g_strndup(e->line, e->line_len);
+		row->labels = g_strdup(sfl_labels_get_string(e->labels, NULL));
+		for (guint k = 0; k < e->n_metadata; k++)
+			g_string_append_printf(md, "%s%s=%s", k > 0 ? ";" : "", e->metadata[k].name,
+					       e->metadata[k].value);
+		row->metadata = g_string_free(md, FALSE);
+		row->ts_ns = e->timestamp_ns;
+		g_ptr_array_add(self->rows, row);
+	}
+	self->pushes++;
+	result->outcome = SFL_SINK_OK;
+	g_task_return_pointer(task, result, (GDestroyNotify)sfl_sink_result_free);
+}
+
+static void
+sfl_test_capture_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
+			    GAsyncReadyCallback callback, gpointer user_data)
+{
+	SflTestCapture *self = SFL_TEST_CAPTURE(sink);
+	GTask *task = g_task_new(self, cancellable, callback, user_data);
+
+	g_task_set_task_data(task, batch, NULL);
+	if (self->hold) {
+		g_ptr_array_add(self->held, task);
+		return;
+	}
+	sfl_test_capture_answer(self, task);
+	g_object_unref(task);
+}
+
+static SflSinkResult *
+sfl_test_capture_push_finish(SflSink *sink, GAsyncResult *result, GError **error)
+{
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+const gchar *
+sfl_test_capture_line(SflTestCapture *self, guint i)
+{
+	return ((SflTestRow *)g_ptr_array_index(self->rows, i))->line;
+}
+
+void
+sfl_test_capture_release(SflTestCapture *self)
+{
+	g_autoptr(GPtrArray) held = g_steal_pointer(&self->held);
+
+	self->held = g_ptr_array_new();
+	self->hold = FALSE;
+	for (guint i = 0; i < held->len; i++) {
+		GTask *task = g_ptr_array_index(held, i);
+
+		sfl_test_capture_answer(self, task);
+		g_object_unref(task);
+	}
+}
+
+static void
+sfl_test_capture_finalize(GObject *object)
+{
+	SflTestCapture *self = SFL_TEST_CAPTURE(object);
+
+	g_ptr_array_unref(self->rows);
+	g_ptr_array_unref(self->held);
+	G_OBJECT_CLASS(sfl_test_capture_parent_class)->finalize(object);
+}
+
+static void
+sfl_test_capture_class_init(SflTestCaptureClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = sfl_test_capture_finalize;
+	SFL_SINK_CLASS(klass)->push_async = sfl_test_capture_push_async;
+	SFL_SINK_CLASS(klass)->push_finish = sfl_test_capture_push_finish;
+}
+
+static void
+sfl_test_capture_init(SflTestCapture *self)
+{
+	self->rows = g_ptr_array_new_with_free_func(sfl_test_row_free);
+	self->held = g_ptr_array_new();
+}
+
+gchar *
+sfl_test_elf_dataset(const gchar *id, gint hours_ago, guint rows, guint seed)
+{
+	g_autofree gchar *created =
+		sfl_test_sf_datetime(g_get_real_time() - (gint64)hours_ago * G_TIME_SPAN_HOUR);
+
+	return g_strdup_printf(
+		"{\"eventlogfiles\": [{\"Id\": \"%s\", \"EventType\": \"API\", "
+		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
+		"\"Sequence\": 0, \"generate\": {\"rows\": %u, \"kind\": \"API\", \"seed\": %u}}]}",
+		id, created, created, rows, seed);
+}
+
+static void
+sfl_test_pipeline_stopped_cb(GObject *object, GAsyncResult *result, gpointer user_data)
+{
+	*(gboolean *)user_data = TRUE;
+}
+
+void
+sfl_test_pipeline_stop(SflPipeline **pipeline, SflTestCapture *sink, guint deadline_sec)
+{
+	gboolean done = FALSE;
+
+	if (*pipeline == NULL)
+		return;
+	if (sink->hold)
+		sfl_test_capture_release(sink);
+	sfl_pipeline_stop_async(*pipeline, G_USEC_PER_SEC, NULL, sfl_test_pipeline_stopped_cb,
+				&done);
+	sfl_test_wait_for(&done, deadline_sec);
+	g_clear_object(pipeline);
+}
+
+void
+sfl_test_loop_dir_clear(SflCurlLoop **loop, gchar **dir)
+{
+	g_clear_object(loop);
+	/* the loop's last callbacks run before the directory they may name goes */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	if (*dir != NULL) {
+		g_autofree gchar *cmd =
+			g_strdup_printf("chmod -R u+rwx '%s'; rm -rf '%s'", *dir, *dir);
+
+		g_assert_cmpint(system(cmd), ==, 0);
+	}
+	g_clear_pointer(dir, g_free);
 }

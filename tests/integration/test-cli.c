@@ -503,12 +503,13 @@ test_cli_config_artifacts(TestCliFixture *fixture, gconstpointer user_data)
 static void
 test_cli_check_wiring(TestCliFixture *fixture, gconstpointer user_data)
 {
-	g_autofree gchar *path =
-		test_cli_good_config(fixture, "state:\n  store: s3\n  s3: {bucket: b}\n");
+	g_autofree gchar *path = test_cli_good_config(
+		fixture, "state:\n  store: s3\n"
+			 "  s3: {bucket: b, endpoint_url: 'ftp://minio:9000'}\n");
 	g_autoptr(TestCliResult) res = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
 
 	test_cli_assert_exit(res, 2);
-	test_cli_assert_problem(res, "state.store", "not available in this build", NULL);
+	test_cli_assert_problem(res, "state.s3", "endpoint_url must be an http(s) URL", NULL);
 }
 
 static void
@@ -864,6 +865,32 @@ test_cli_check_cross_field(TestCliFixture *fixture, gconstpointer user_data)
 	test_cli_assert_check_failed(res, 1);
 	test_cli_assert_problem(res, "coordinate.file_lease.renew_interval",
 				"2 x renew_interval (10s) must be less than ttl (10s)", where);
+}
+
+/* k8s_lease outside a pod: the service account is read at startup, not by check */
+static void
+test_cli_check_k8s_outside_pod(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autofree gchar *missing = g_build_filename(fixture->dir, "no-kubeconfig", NULL);
+	g_autofree gchar *with_kubeconfig = g_strdup_printf(
+		"coordinate:\n  type: k8s_lease\n  k8s_lease:\n    kubeconfig: %s\n", missing);
+	g_autofree gchar *path = NULL;
+	g_autoptr(TestCliResult) res = NULL;
+	g_autoptr(TestCliResult) bad = NULL;
+
+	path = test_cli_good_config(fixture, "coordinate:\n  type: k8s_lease\n");
+	res = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
+	g_assert_true(res->exited);
+	g_assert_cmpint(res->status, ==, 0);
+	g_assert_nonnull(strstr(res->out, "note: coordinate.k8s_lease reads the pod's service"));
+	g_assert_true(g_str_has_suffix(res->out, "config check OK\n"));
+
+	/* a kubeconfig is read by check, and a missing one is a problem */
+	g_free(path);
+	path = test_cli_good_config(fixture, with_kubeconfig);
+	bad = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
+	test_cli_assert_check_failed(bad, 1);
+	g_assert_nonnull(strstr(bad->err, "no-kubeconfig"));
 }
 
 static void
@@ -1388,6 +1415,7 @@ main(int argc, char **argv)
 
 	TEST_CLI_ADD("/sfl/cli/check/good", test_cli_check_good);
 	TEST_CLI_ADD("/sfl/cli/check/wiring", test_cli_check_wiring);
+	TEST_CLI_ADD("/sfl/cli/check/k8s-outside-pod", test_cli_check_k8s_outside_pod);
 	TEST_CLI_ADD("/sfl/cli/check/example", test_cli_check_example);
 	TEST_CLI_ADD("/sfl/cli/check/blank-inline-secret", test_cli_check_blank_inline_secret);
 	TEST_CLI_ADD("/sfl/cli/check/unknown-key", test_cli_check_unknown_key);

@@ -13,10 +13,7 @@
 #include <string.h>
 
 #include "sfl-autocleanups.h"
-
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
+#include "sfl-test-sim.h"
 
 /*
  * Real processes, real files, real signals: replicas of `sf2loki run` under file_lease on one
@@ -29,16 +26,7 @@
 /* generous: these wait for events, they do not time them */
 #define EVENT_TIMEOUT_US (30 * G_USEC_PER_SEC)
 
-typedef struct {
-	gchar *name;
-	GSubprocess *proc;
-	GDataInputStream *err;
-	GPtrArray *lines; /* every stderr line */
-	guint acquired;
-	guint lost;
-	guint64 epoch; /* of the last acquisition */
-	gboolean eof;
-} Replica;
+typedef SflTestReplica Replica;
 
 typedef struct {
 	gchar *dir;
@@ -47,178 +35,18 @@ typedef struct {
 	GPtrArray *replicas;
 } Fixture;
 
-/* ends the process; its pipe then reaches EOF, which ends the pending read */
-static void
-replica_kill(Replica *r)
-{
-	if (r->proc != NULL && g_subprocess_get_identifier(r->proc) != NULL) {
-		g_subprocess_send_signal(r->proc, SIGCONT);
-		g_subprocess_force_exit(r->proc);
-		g_subprocess_wait(r->proc, NULL, NULL);
-	}
-}
-
-static void
-replica_free(Replica *r)
-{
-	g_clear_object(&r->err);
-	g_clear_object(&r->proc);
-	g_ptr_array_unref(r->lines);
-	g_free(r->name);
-	g_free(r);
-}
-
-static void replica_line_cb(GObject *source, GAsyncResult *result, gpointer user_data);
-
-static void
-replica_read_next(Replica *r)
-{
-	g_data_input_stream_read_line_async(r->err, G_PRIORITY_DEFAULT, NULL, replica_line_cb, r);
-}
-
-static void
-replica_parse(Replica *r, const gchar *line)
-{
-	json_error_t jerr;
-	g_autoptr(json_t) obj = json_loads(line, 0, &jerr);
-	const gchar *msg;
-
-	if (obj == NULL)
-		return;
-	msg = json_string_value(json_object_get(obj, "msg"));
-	if (g_strcmp0(msg, "leadership acquired") == 0) {
-		r->acquired++;
-		r->epoch = g_ascii_strtoull(json_string_value(json_object_get(obj, "epoch")), NULL,
-					    10);
-	} else if (g_strcmp0(msg, "leadership lost; standing by") == 0) {
-		r->lost++;
-	}
-}
-
-static void
-replica_line_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Replica *r = user_data;
-	g_autoptr(GError) error = NULL;
-	gchar *line = g_data_input_stream_read_line_finish_utf8(G_DATA_INPUT_STREAM(source), result,
-								NULL, &error);
-	if (line == NULL) {
-		r->eof = TRUE;
-		return;
-	}
-	g_test_message("[%s] %s", r->name, line);
-	replica_parse(r, line);
-	g_ptr_array_add(r->lines, line);
-	replica_read_next(r);
-}
-
-/* between fork and exec: a failed assertion must not leave replicas running */
-static void
-replica_child_setup(gpointer user_data)
-{
-#ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-}
-
 static Replica *
 replica_start(Fixture *fx, const gchar *name)
 {
-	g_autoptr(GSubprocessLauncher) l =
-		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
-	Replica *r = g_new0(Replica, 1);
-	g_autoptr(GError) error = NULL;
-	const gchar *passed[] = { "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", NULL };
-	gchar **envp = g_new0(gchar *, 1);
+	const gchar *env[] = { "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", name, NULL };
 
-	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
-	/* an ephemeral health port: daemons of parallel tests never compete for :8080 */
-	envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", "127.0.0.1:0", FALSE);
-	envp = g_environ_setenv(envp, "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", name, TRUE);
-	for (guint i = 0; passed[i] != NULL; i++) {
-		if (g_getenv(passed[i]) != NULL)
-			envp = g_environ_setenv(envp, passed[i], g_getenv(passed[i]), TRUE);
-	}
-	g_subprocess_launcher_set_environ(l, envp);
-	g_subprocess_launcher_set_child_setup(l, replica_child_setup, NULL, NULL);
-	g_strfreev(envp);
-
-	r->name = g_strdup(name);
-	r->lines = g_ptr_array_new_with_free_func(g_free);
-	r->proc = g_subprocess_launcher_spawn(l, &error, g_getenv("SF2LOKI_BIN"), "run", "--config",
-					      fx->config, NULL);
-	g_assert_no_error(error);
-	r->err = g_data_input_stream_new(g_subprocess_get_stderr_pipe(r->proc));
-	replica_read_next(r);
-	g_ptr_array_add(fx->replicas, r);
-	return r;
+	return sfl_test_replica_start(fx->replicas, name, fx->config, env);
 }
 
 typedef gboolean (*Cond)(Fixture *fx, gpointer data);
 
-static gboolean
-wake_cb(gpointer data)
-{
-	return G_SOURCE_REMOVE;
-}
-
-static gboolean
-wait_until(Fixture *fx, Cond cond, gpointer data)
-{
-	gint64 deadline = g_get_monotonic_time() + EVENT_TIMEOUT_US;
-	while (!cond(fx, data)) {
-		if (g_get_monotonic_time() > deadline)
-			return FALSE;
-		/* lines arrive from pipes; files change without an event, so wake now and then */
-		{
-			g_autoptr(GSource) tick = g_timeout_source_new(20);
-			g_source_set_callback(tick, wake_cb, NULL, NULL);
-			g_source_attach(tick, NULL);
-			g_main_context_iteration(NULL, TRUE);
-			g_source_destroy(tick);
-		}
-	}
-	return TRUE;
-}
-
-static gboolean
-someone_leads(Fixture *fx, gpointer data)
-{
-	for (guint i = 0; i < fx->replicas->len; i++) {
-		Replica *r = g_ptr_array_index(fx->replicas, i);
-		if (r->acquired > r->lost)
-			return TRUE;
-	}
-	return FALSE;
-}
-
-static gboolean
-replica_leads(Fixture *fx, gpointer data)
-{
-	Replica *r = data;
-	return r->acquired > r->lost;
-}
-
-static gboolean
-replica_lost(Fixture *fx, gpointer data)
-{
-	Replica *r = data;
-	return r->lost > 0 && r->lost >= r->acquired;
-}
-
-static Replica *
-the_leader(Fixture *fx)
-{
-	Replica *leader = NULL;
-	for (guint i = 0; i < fx->replicas->len; i++) {
-		Replica *r = g_ptr_array_index(fx->replicas, i);
-		if (r->acquired > r->lost) {
-			g_assert_null(leader); /* never two at once */
-			leader = r;
-		}
-	}
-	return leader;
-}
+#define wait_until(fx, cond, data)                                                                 \
+	sfl_test_wait_fixture((SflTestFixtureCond)(cond), (fx), (data), EVENT_TIMEOUT_US)
 
 typedef struct {
 	gchar *holder;
@@ -299,7 +127,7 @@ fixture_setup(Fixture *fx, gconstpointer data)
 			       fx->dir, fx->lease, TTL_MS, RENEW_MS);
 	g_file_set_contents(fx->config, yaml, -1, &error);
 	g_assert_no_error(error);
-	fx->replicas = g_ptr_array_new_with_free_func((GDestroyNotify)replica_free);
+	fx->replicas = sfl_test_replicas_new();
 }
 
 static void
@@ -308,13 +136,7 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	g_autoptr(GDir) dir = NULL;
 	const gchar *name;
 
-	/* the pending line reads point at the replicas: let each see its EOF first */
-	for (guint i = 0; i < fx->replicas->len; i++) {
-		Replica *r = g_ptr_array_index(fx->replicas, i);
-		replica_kill(r);
-		while (!r->eof)
-			g_main_context_iteration(NULL, TRUE);
-	}
+	/* each replica is killed and read to its EOF: the pending line reads point at it */
 	g_ptr_array_unref(fx->replicas);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
@@ -341,8 +163,8 @@ test_one_leader_and_kill(Fixture *fx, gconstpointer data)
 	gint64 killed_at;
 	guint64 first_epoch;
 
-	g_assert_true(wait_until(fx, someone_leads, NULL));
-	leader = the_leader(fx);
+	g_assert_true(wait_until(fx, sfl_test_replicas_lead_cond, fx->replicas));
+	leader = sfl_test_replicas_leader(fx->replicas);
 	standby = leader == a ? b : a;
 	first_epoch = leader->epoch;
 	g_assert_cmpuint(first_epoch, >=, 1);
@@ -357,7 +179,7 @@ test_one_leader_and_kill(Fixture *fx, gconstpointer data)
 	/* SIGKILL: no surrender, the lease just stops being renewed */
 	killed_at = g_get_monotonic_time();
 	g_subprocess_force_exit(leader->proc);
-	g_assert_true(wait_until(fx, replica_leads, standby));
+	g_assert_true(wait_until(fx, sfl_test_replica_leads_cond, standby));
 	g_test_message("failover after %" G_GINT64_FORMAT " ms (ttl %d ms, renew %d ms)",
 		       (g_get_monotonic_time() - killed_at) / 1000, TTL_MS, RENEW_MS);
 	/* a bump, never a reuse */
@@ -375,23 +197,23 @@ test_frozen_leader_surrenders(Fixture *fx, gconstpointer data)
 	g_auto(Lease) lease = { 0 };
 	guint64 new_epoch;
 
-	g_assert_true(wait_until(fx, replica_leads, a));
+	g_assert_true(wait_until(fx, sfl_test_replica_leads_cond, a));
 	leader = a;
 	other = replica_start(fx, "replica-b");
 
 	/* freeze the leader past its ttl; the standby takes over */
 	g_subprocess_send_signal(leader->proc, SIGSTOP);
-	g_assert_true(wait_until(fx, replica_leads, other));
+	g_assert_true(wait_until(fx, sfl_test_replica_leads_cond, other));
 	new_epoch = other->epoch;
 	g_assert_cmpuint(new_epoch, >, leader->epoch);
 
 	/* thawed, the old leader notices it was frozen past the ttl and surrenders, no write */
 	g_subprocess_send_signal(leader->proc, SIGCONT);
-	g_assert_true(wait_until(fx, replica_lost, leader));
+	g_assert_true(wait_until(fx, sfl_test_replica_lost_cond, leader));
 	g_assert_true(read_lease(fx, &lease));
 	g_assert_cmpstr(lease.holder, ==, other->name);
 	g_assert_cmpuint(lease.epoch, ==, new_epoch);
-	g_assert_true(replica_leads(fx, other));
+	g_assert_true(sfl_test_replica_leads_cond(fx, other));
 }
 
 int

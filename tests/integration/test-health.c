@@ -8,12 +8,7 @@
 
 #include <gio/gio.h>
 #include <jansson.h>
-#include <signal.h>
 #include <string.h>
-
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 #include "sfl-curl-loop.h"
 #include "sfl-test-sim.h"
@@ -23,15 +18,8 @@
  * second replica under file_lease), /metrics, /statusz without secrets, 404 and 405.
  */
 
-#define EVENT_TIMEOUT_US (60 * G_USEC_PER_SEC)
-#define SECRET		 "Zq9-health-S3cr3t-marker"
-
-typedef struct {
-	GSubprocess *proc;
-	GDataInputStream *err;
-	guint port;
-	gboolean eof;
-} Daemon;
+#define EVENT_TIMEOUT_SEC 60
+#define SECRET		  "Zq9-health-S3cr3t-marker"
 
 typedef struct {
 	gchar *dir;
@@ -39,148 +27,93 @@ typedef struct {
 	SflCurlLoop *loop;
 } Fx;
 
-static void daemon_line_cb(GObject *source, GAsyncResult *result, gpointer user_data);
-
-static void
-daemon_read_next(Daemon *d)
-{
-	g_data_input_stream_read_line_async(d->err, G_PRIORITY_DEFAULT, NULL, daemon_line_cb, d);
-}
-
-static void
-daemon_line_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Daemon *d = user_data;
-	g_autofree gchar *line = g_data_input_stream_read_line_finish_utf8(
-		G_DATA_INPUT_STREAM(source), result, NULL, NULL);
-	json_t *obj = NULL;
-	const gchar *msg = NULL;
-
-	if (line == NULL) {
-		d->eof = TRUE;
-		return;
-	}
-	g_test_message("[sf2loki] %s", line);
-	obj = json_loads(line, 0, NULL);
-	msg = json_string_value(json_object_get(obj, "msg"));
-	if (msg != NULL && g_str_has_prefix(msg, "health server listening on ")) {
-		const gchar *port = strstr(msg, "(port ");
-		g_assert_nonnull(port);
-		d->port = (guint)g_ascii_strtoull(port + 6, NULL, 10);
-	}
-	json_decref(obj);
-	daemon_read_next(d);
-}
-
-static void
-child_setup(gpointer user_data)
-{
-#ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-}
-
-static Daemon *
+/* a replica under the fixture's lease, as @holder; @health_addr overrides the config's */
+static SflTestDaemon *
 daemon_start_with(Fx *fx, const gchar *holder, const gchar *health_addr)
 {
-	g_autoptr(GSubprocessLauncher) l =
-		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDERR_PIPE);
-	g_autoptr(GError) error = NULL;
-	const gchar *passed[] = { "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", NULL };
-	g_auto(GStrv) envp = g_new0(gchar *, 1);
-	Daemon *d = g_new0(Daemon, 1);
+	const gchar *env[] = { "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", holder,
+			       health_addr != NULL ? "SF2LOKI_SERVICE__HEALTH_ADDR" : NULL,
+			       health_addr, NULL };
 
-	envp = g_environ_setenv(envp, "LC_ALL", "C.UTF-8", TRUE);
-	envp = g_environ_setenv(envp, "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", holder, TRUE);
-	if (health_addr != NULL)
-		envp = g_environ_setenv(envp, "SF2LOKI_SERVICE__HEALTH_ADDR", health_addr, TRUE);
-	for (guint i = 0; passed[i] != NULL; i++) {
-		if (g_getenv(passed[i]) != NULL)
-			envp = g_environ_setenv(envp, passed[i], g_getenv(passed[i]), TRUE);
-	}
-	g_subprocess_launcher_set_environ(l, envp);
-	g_subprocess_launcher_set_child_setup(l, child_setup, NULL, NULL);
-	d->proc = g_subprocess_launcher_spawn(l, &error, g_getenv("SF2LOKI_BIN"), "run", "--config",
-					      fx->config, NULL);
-	g_assert_no_error(error);
-	d->err = g_data_input_stream_new(g_subprocess_get_stderr_pipe(d->proc));
-	daemon_read_next(d);
+	return sfl_test_daemon_start(fx->config, env);
+}
+
+/* a replica that has logged its health port */
+static SflTestDaemon *
+daemon_start(Fx *fx, const gchar *holder)
+{
+	SflTestDaemon *d = daemon_start_with(fx, holder, NULL);
+
+	sfl_test_daemon_wait_logged(d, "health server listening on ", EVENT_TIMEOUT_SEC);
 	return d;
 }
 
-static Daemon *
-daemon_start(Fx *fx, const gchar *holder)
-{
-	return daemon_start_with(fx, holder, NULL);
-}
-
-static gboolean
-wake_cb(gpointer data)
-{
-	return G_SOURCE_REMOVE;
-}
-
-typedef gboolean (*Cond)(Fx *fx, gpointer data);
-
 static void
-fx_wait(Fx *fx, Cond cond, gpointer data, const gchar *what)
+daemon_stop(SflTestDaemon *d)
 {
-	gint64 deadline = g_get_monotonic_time() + EVENT_TIMEOUT_US;
-
-	while (!cond(fx, data)) {
-		g_autoptr(GSource) tick = NULL;
-		if (g_get_monotonic_time() > deadline)
-			g_error("timed out waiting for %s", what);
-		/* readiness changes inside the daemon without telling us: look again */
-		tick = g_timeout_source_new(50);
-		g_source_set_callback(tick, wake_cb, NULL, NULL);
-		g_source_attach(tick, NULL);
-		g_main_context_iteration(NULL, TRUE);
-		g_source_destroy(tick);
-	}
-}
-
-static gboolean
-daemon_has_port(Fx *fx, gpointer data)
-{
-	return ((Daemon *)data)->port != 0;
-}
-
-static void
-daemon_stop(Fx *fx, Daemon *d)
-{
-	g_subprocess_send_signal(d->proc, SIGTERM);
-	while (!d->eof)
-		g_main_context_iteration(NULL, TRUE);
-	g_assert_true(g_subprocess_wait(d->proc, NULL, NULL));
-	g_assert_true(g_subprocess_get_if_exited(d->proc));
-	g_assert_cmpint(g_subprocess_get_exit_status(d->proc), ==, 0);
-	g_clear_object(&d->err);
-	g_clear_object(&d->proc);
-	g_free(d);
+	g_assert_cmpint(sfl_test_daemon_stop(d, EVENT_TIMEOUT_SEC), ==, 0);
+	sfl_test_daemon_free(d);
 }
 
 /* one request to the daemon; the body is returned, the status stored in *status */
 static gchar *
-http_call(Fx *fx, Daemon *d, const gchar *method, const gchar *path, guint *status)
+http_call(Fx *fx, SflTestDaemon *d, const gchar *method, const gchar *path, guint *status)
 {
-	g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u%s", d->port, path);
+	g_autofree gchar *url =
+		g_strdup_printf("http://127.0.0.1:%u%s", sfl_test_daemon_health_port(d), path);
 	return sfl_test_http_call(fx->loop, method, url, status);
 }
 
 typedef struct {
-	Daemon *daemon;
+	Fx *fx;
+	SflTestDaemon *daemon;
 	guint status;
 	const gchar *body_prefix;
 } ReadyWant;
 
+/* readiness changes inside the daemon without telling us: asked again until it holds */
 static gboolean
-readyz_is(Fx *fx, gpointer data)
+readyz_is(gpointer data)
 {
 	ReadyWant *want = data;
 	guint status = 0;
-	g_autofree gchar *body = http_call(fx, want->daemon, "GET", "/readyz", &status);
+	g_autofree gchar *body = http_call(want->fx, want->daemon, "GET", "/readyz", &status);
 	return status == want->status && g_str_has_prefix(body, want->body_prefix);
+}
+
+/* a client that connects and never sends: the server must hang up on it */
+typedef struct {
+	gboolean done;
+	gssize got;
+	GError *error;
+} SilentRead;
+
+static void
+silent_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SilentRead *r = user_data;
+	r->got = g_input_stream_read_finish(G_INPUT_STREAM(source), result, &r->error);
+	r->done = TRUE;
+}
+
+static void
+assert_silent_client_dropped(Fx *fx, SflTestDaemon *d)
+{
+	g_autoptr(GSocketClient) client = g_socket_client_new();
+	g_autoptr(GSocketConnection) conn = NULL;
+	g_autoptr(GError) error = NULL;
+	SilentRead r = { 0 };
+	gchar buf[64];
+
+	conn = g_socket_client_connect_to_host(
+		client, "127.0.0.1", (guint16)sfl_test_daemon_health_port(d), NULL, &error);
+	g_assert_no_error(error);
+	g_input_stream_read_async(g_io_stream_get_input_stream(G_IO_STREAM(conn)), buf, sizeof(buf),
+				  G_PRIORITY_DEFAULT, NULL, silent_read_cb, &r);
+	sfl_test_wait_for(&r.done, EVENT_TIMEOUT_SEC);
+	/* end of stream (or a reset): the server closed it without an answer */
+	g_assert_true(r.got == 0 || r.error != NULL);
+	g_clear_error(&r.error);
 }
 
 static void
@@ -233,8 +166,8 @@ static void
 test_endpoints(void)
 {
 	Fx fx = { 0 };
-	Daemon *leader = NULL;
-	Daemon *standby = NULL;
+	SflTestDaemon *leader = NULL;
+	SflTestDaemon *standby = NULL;
 	g_autofree gchar *healthz = NULL;
 	g_autofree gchar *metrics = NULL;
 	g_autofree gchar *statusz = NULL;
@@ -248,18 +181,17 @@ test_endpoints(void)
 
 	fx_setup(&fx);
 	leader = daemon_start(&fx, "replica-a");
-	fx_wait(&fx, daemon_has_port, leader, "the first health port");
 	healthz = http_call(&fx, leader, "GET", "/healthz", &status);
 	g_assert_cmpuint(status, ==, 200);
 	g_assert_cmpstr(healthz, ==, "ok\n");
-	ready = (ReadyWant){ leader, 200, "ready" };
-	fx_wait(&fx, readyz_is, &ready, "the leader to be ready");
+	ready = (ReadyWant){ &fx, leader, 200, "ready" };
+	sfl_test_poll_until(readyz_is, &ready, EVENT_TIMEOUT_SEC, "the leader to be ready");
 
 	/* a second replica under the same lease stands by, and says so */
 	standby = daemon_start(&fx, "replica-b");
-	fx_wait(&fx, daemon_has_port, standby, "the second health port");
-	standing_by = (ReadyWant){ standby, 503, "standby" };
-	fx_wait(&fx, readyz_is, &standing_by, "the second replica to stand by");
+	standing_by = (ReadyWant){ &fx, standby, 503, "standby" };
+	sfl_test_poll_until(readyz_is, &standing_by, EVENT_TIMEOUT_SEC,
+			    "the second replica to stand by");
 
 	metrics = http_call(&fx, leader, "GET", "/metrics", &status);
 	g_assert_cmpuint(status, ==, 200);
@@ -281,6 +213,8 @@ test_endpoints(void)
 	g_assert_null(strstr(statusz, SECRET));
 	json_decref(doc);
 
+	assert_silent_client_dropped(&fx, leader);
+
 	missing = http_call(&fx, leader, "GET", "/nope", &status);
 	g_assert_cmpuint(status, ==, 404);
 	post = http_call(&fx, leader, "POST", "/healthz", &status);
@@ -288,20 +222,14 @@ test_endpoints(void)
 
 	/* a third replica on the leader's port fails its start, naming the address */
 	{
-		g_autofree gchar *taken = g_strdup_printf("127.0.0.1:%u", leader->port);
-		Daemon *third = daemon_start_with(&fx, "replica-c", taken);
-		while (!third->eof)
-			g_main_context_iteration(NULL, TRUE);
-		g_assert_true(g_subprocess_wait(third->proc, NULL, NULL));
-		g_assert_true(g_subprocess_get_if_exited(third->proc));
-		g_assert_cmpint(g_subprocess_get_exit_status(third->proc), ==, 1);
-		g_clear_object(&third->err);
-		g_clear_object(&third->proc);
-		g_free(third);
+		g_autofree gchar *taken =
+			g_strdup_printf("127.0.0.1:%u", sfl_test_daemon_health_port(leader));
+		g_autoptr(SflTestDaemon) third = daemon_start_with(&fx, "replica-c", taken);
+		g_assert_cmpint(sfl_test_daemon_wait_exit(third, EVENT_TIMEOUT_SEC), ==, 1);
 	}
 
-	daemon_stop(&fx, standby);
-	daemon_stop(&fx, leader);
+	daemon_stop(standby);
+	daemon_stop(leader);
 	fx_teardown(&fx);
 }
 

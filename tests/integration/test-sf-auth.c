@@ -40,6 +40,31 @@ static gchar *test_key_file;
 static gchar *test_pub_file;
 static gchar *test_wrong_key_file;
 
+/* retry loops warn once, on their first failure: kept here, not fatal */
+static GPtrArray *test_warnings;
+
+static GLogWriterOutput
+test_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
+{
+	if ((level & G_LOG_LEVEL_WARNING) != 0) {
+		for (gsize i = 0; i < n_fields; i++) {
+			if (g_str_equal(fields[i].key, "MESSAGE"))
+				g_ptr_array_add(test_warnings, g_strdup(fields[i].value));
+		}
+		return G_LOG_WRITER_HANDLED;
+	}
+	return g_log_writer_default(level, fields, n_fields, user_data);
+}
+
+static guint
+test_count_warnings(const gchar *needle)
+{
+	guint n = 0;
+	for (guint i = 0; i < test_warnings->len; i++)
+		n += strstr(g_ptr_array_index(test_warnings, i), needle) != NULL;
+	return n;
+}
+
 typedef struct {
 	GSubprocess *sim;
 	gchar *base;
@@ -458,6 +483,8 @@ test_retry_5xx(Fixture *fx, gconstpointer data)
 	/* each backoff waited on the fake clock, never in real time */
 	g_assert_cmpuint(advances, ==, 2);
 	g_assert_cmpuint(test_count_requests(fx, TOKEN_PATH), ==, 3);
+	/* two failed attempts, one WARNING */
+	g_assert_cmpuint(test_count_warnings("HTTP 503"), ==, 1);
 	g_assert_cmpint(test_stat(fx, "tokens_minted"), ==, 1);
 	g_assert_cmpuint(sfl_sf_auth_get_mints(auth), ==, 1);
 	g_assert_cmpuint(sfl_sf_auth_get_mint_failures(auth), ==, 0);
@@ -734,6 +761,8 @@ main(int argc, char **argv)
 {
 	int rc = 0;
 
+	test_warnings = g_ptr_array_new_with_free_func(g_free);
+	g_log_set_writer_func(test_log_writer, NULL, NULL);
 	g_test_init(&argc, &argv, NULL);
 	test_keys_create();
 	g_test_add_func("/sfl/sf-auth/base64url", test_base64url);
@@ -754,5 +783,6 @@ main(int argc, char **argv)
 	ADD("/sfl/sf-auth/org-id-403", test_org_id_403);
 	rc = g_test_run();
 	test_keys_remove();
+	g_ptr_array_unref(test_warnings);
 	return rc;
 }

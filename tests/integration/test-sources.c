@@ -28,123 +28,6 @@
 
 #define TEST_DEADLINE_USEC (60 * G_USEC_PER_SEC)
 
-/* --- a sink that records what it is given ------------------------------------------------- */
-
-typedef struct {
-	gchar *line;
-	gchar *labels;
-	gchar *metadata; /* "k=v;k=v" */
-	gint64 ts_ns;
-} TestRow;
-
-#define TEST_TYPE_CAPTURE (test_capture_get_type())
-G_DECLARE_FINAL_TYPE(TestCapture, test_capture, TEST, CAPTURE, SflSink)
-
-struct _TestCapture {
-	SflSink parent_instance;
-	GPtrArray *rows; /* TestRow */
-	gboolean hold;	 /* park pushes until released */
-	GPtrArray *held; /* GTask */
-	guint pushes;
-};
-
-G_DEFINE_TYPE(TestCapture, test_capture, SFL_TYPE_SINK)
-
-static void
-test_row_free(gpointer data)
-{
-	TestRow *row = data;
-	g_free(row->line);
-	g_free(row->labels);
-	g_free(row->metadata);
-	g_free(row);
-}
-
-static void
-test_capture_answer(TestCapture *self, GTask *task)
-{
-	SflBatch *batch = g_task_get_task_data(task);
-	SflSinkResult *result = g_new0(SflSinkResult, 1);
-
-	for (guint i = 0; i < sfl_batch_get_length(batch); i++) {
-		SflEntry *e = sfl_batch_get(batch, i);
-		TestRow *row = g_new0(TestRow, 1);
-		GString *md = g_string_new(NULL);
-
-		row->line = g_strndup(e->line, e->line_len);
-		row->labels = g_strdup(sfl_labels_get_string(e->labels, NULL));
-		for (guint k = 0; k < e->n_metadata; k++)
-			g_string_append_printf(md, "%s%s=%s", k > 0 ? ";" : "", e->metadata[k].name,
-					       e->metadata[k].value);
-		row->metadata = g_string_free(md, FALSE);
-		row->ts_ns = e->timestamp_ns;
-		g_ptr_array_add(self->rows, row);
-	}
-	self->pushes++;
-	result->outcome = SFL_SINK_OK;
-	g_task_return_pointer(task, result, (GDestroyNotify)sfl_sink_result_free);
-}
-
-static void
-test_capture_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
-			GAsyncReadyCallback callback, gpointer user_data)
-{
-	TestCapture *self = TEST_CAPTURE(sink);
-	GTask *task = g_task_new(self, cancellable, callback, user_data);
-
-	g_task_set_task_data(task, batch, NULL);
-	if (self->hold) {
-		g_ptr_array_add(self->held, task);
-		return;
-	}
-	test_capture_answer(self, task);
-	g_object_unref(task);
-}
-
-static SflSinkResult *
-test_capture_push_finish(SflSink *sink, GAsyncResult *result, GError **error)
-{
-	return g_task_propagate_pointer(G_TASK(result), error);
-}
-
-static void
-test_capture_release(TestCapture *self)
-{
-	g_autoptr(GPtrArray) held = g_steal_pointer(&self->held);
-
-	self->held = g_ptr_array_new();
-	self->hold = FALSE;
-	for (guint i = 0; i < held->len; i++) {
-		GTask *task = g_ptr_array_index(held, i);
-		test_capture_answer(self, task);
-		g_object_unref(task);
-	}
-}
-
-static void
-test_capture_finalize(GObject *object)
-{
-	TestCapture *self = TEST_CAPTURE(object);
-	g_ptr_array_unref(self->rows);
-	g_ptr_array_unref(self->held);
-	G_OBJECT_CLASS(test_capture_parent_class)->finalize(object);
-}
-
-static void
-test_capture_class_init(TestCaptureClass *klass)
-{
-	G_OBJECT_CLASS(klass)->finalize = test_capture_finalize;
-	SFL_SINK_CLASS(klass)->push_async = test_capture_push_async;
-	SFL_SINK_CLASS(klass)->push_finish = test_capture_push_finish;
-}
-
-static void
-test_capture_init(TestCapture *self)
-{
-	self->rows = g_ptr_array_new_with_free_func(test_row_free);
-	self->held = g_ptr_array_new();
-}
-
 /* --- the fixture ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -161,11 +44,13 @@ typedef struct {
 	SflSfRest *rest;
 	SflMemoryBacking *backing;
 	SflCheckpointStore *store;
-	TestCapture *sink;
+	SflTestCapture *sink;
 	SflPipeline *pipeline;
 	SflSource *source;
 	SflLabelsInterner *interner;
 	gboolean skip;
+	const gchar *key_prefix; /* NULL: single-org */
+	gboolean legacy_keys;
 } Fx;
 
 static void
@@ -176,28 +61,11 @@ fx_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data)
 		sfl_source_notify_writable(fx->source);
 }
 
-static gboolean
-fx_tick(gpointer user_data)
-{
-	return G_SOURCE_CONTINUE;
-}
-
-/* iterates the loop until @cond holds; fails the test at the deadline */
+/* conditions on the simulator's state are not signalled: they are re-checked now and then */
 static void
 fx_wait(Fx *fx, gboolean (*cond)(Fx *fx, gpointer data), gpointer data, const gchar *what)
 {
-	gint64 deadline = g_get_monotonic_time() + TEST_DEADLINE_USEC;
-	/* wakes the loop now and then so the deadline is noticed even when nothing happens */
-	guint tick = g_timeout_add(50, fx_tick, NULL);
-
-	while (!cond(fx, data)) {
-		if (g_get_monotonic_time() > deadline) {
-			g_source_remove(tick);
-			g_error("timed out waiting for %s", what);
-		}
-		g_main_context_iteration(NULL, TRUE);
-	}
-	g_source_remove(tick);
+	sfl_test_fixture_wait((SflTestFixtureCond)cond, fx, data, TEST_DEADLINE_USEC, what);
 }
 
 static void
@@ -216,6 +84,8 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml, gint64 queue_m
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *dataset_path = NULL;
 	g_autofree gchar *yaml = NULL;
+	g_autofree gchar *head = NULL;
+	SflTestSims sims = { 0 };
 
 	fx->dir = g_dir_make_tmp("sfl-sources-XXXXXX", &error);
 	g_assert_no_error(error);
@@ -231,21 +101,17 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml, gint64 queue_m
 		fx->skip = TRUE;
 		return;
 	}
-	yaml = g_strdup_printf("salesforce:\n"
-			       "  login_url: %s\n"
-			       "  client_id: sim-client-id\n"
-			       "  username: sim@example.com\n"
-			       "  private_key_file: %s\n"
-			       "sink:\n"
-			       "  loki:\n"
-			       "    url: http://127.0.0.1:9/loki/api/v1/push\n"
+	sims.sf_base = fx->sf_base;
+	sims.key_path = fx->key_path;
+	head = sfl_test_sims_config(&sims, NULL, "http://127.0.0.1:9");
+	yaml = g_strdup_printf("%s"
 			       "    structured_metadata_fields: [USER_ID, Username]\n"
 			       "    batch:\n"
 			       "      max_entries: 100\n"
 			       "      flush_interval: 20ms\n"
 			       "      queue_maxsize: %" G_GINT64_FORMAT "\n"
 			       "sources:\n%s",
-			       fx->sf_base, fx->key_path, queue_maxsize, sources_yaml);
+			       head, queue_maxsize, sources_yaml);
 	fx->config = sfl_config_load_from_data(yaml, strlen(yaml), "test.yaml", NULL, &error);
 	g_assert_no_error(error);
 	fx->loop = sfl_curl_loop_new();
@@ -257,7 +123,7 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml, gint64 queue_m
 	fx->rest = sfl_sf_rest_new(fx->loop, fx->auth, fx->config->data.salesforce->api_version);
 	fx->backing = sfl_memory_backing_new();
 	fx->store = sfl_memory_store_new(fx->backing);
-	fx->sink = g_object_new(TEST_TYPE_CAPTURE, NULL);
+	fx->sink = g_object_new(SFL_TEST_TYPE_CAPTURE, NULL);
 	fx->interner = sfl_labels_interner_new();
 }
 
@@ -278,7 +144,8 @@ fx_start(Fx *fx, SflSource *source)
 	ctx.interner = fx->interner;
 	ctx.clock = fx->fake;
 	ctx.static_labels = labels;
-	ctx.key_prefix = "";
+	ctx.key_prefix = fx->key_prefix != NULL ? fx->key_prefix : "";
+	ctx.legacy_keys = fx->legacy_keys;
 	ctx.metadata_fields =
 		(const gchar *const *)fx->config->data.sink.loki.structured_metadata_fields;
 	sfl_source_start(source, &ctx);
@@ -327,14 +194,7 @@ fx_teardown(Fx *fx)
 	if (fx->source != NULL)
 		sfl_source_stop(fx->source);
 	g_clear_object(&fx->source);
-	if (fx->pipeline != NULL) {
-		gboolean done = FALSE;
-		if (fx->sink->hold)
-			test_capture_release(fx->sink);
-		sfl_pipeline_stop_async(fx->pipeline, G_USEC_PER_SEC, NULL, fx_stopped_cb, &done);
-		fx_wait(fx, fx_flag, &done, "the pipeline to stop");
-	}
-	g_clear_object(&fx->pipeline);
+	sfl_test_pipeline_stop(&fx->pipeline, fx->sink, TEST_DEADLINE_USEC / G_USEC_PER_SEC);
 	g_clear_object(&fx->sink);
 	g_clear_object(&fx->store);
 	g_clear_pointer(&fx->backing, sfl_memory_backing_unref);
@@ -474,13 +334,6 @@ fx_count_requests(Fx *fx, const gchar *path_part, const gchar *q_part)
 	return n;
 }
 
-static gchar *
-fx_iso(gint64 usec)
-{
-	g_autoptr(GDateTime) dt = g_date_time_new_from_unix_utc(usec / G_USEC_PER_SEC);
-	return g_date_time_format(dt, "%Y-%m-%dT%H:%M:%S.000+0000");
-}
-
 /* --- EventLogFile --------------------------------------------------------------------------- */
 
 static const gchar *elf_csv =
@@ -495,7 +348,7 @@ static const gchar *elf_csv =
 static gchar *
 elf_dataset(const gchar *id, gint64 created_usec, const gchar *csv_json)
 {
-	g_autofree gchar *created = fx_iso(created_usec);
+	g_autofree gchar *created = sfl_test_sf_datetime(created_usec);
 	return g_strdup_printf("{\"Id\": \"%s\", \"EventType\": \"Login\", \"Interval\": "
 			       "\"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
 			       "\"Sequence\": 0, %s}",
@@ -521,11 +374,11 @@ test_elf_rows(void)
 	g_autofree gchar *file =
 		elf_dataset("0ATSIM0000000001", now - 2 * G_TIME_SPAN_HOUR, csvfield);
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	g_autofree gchar *created = fx_iso(now - 2 * G_TIME_SPAN_HOUR);
+	g_autofree gchar *created = sfl_test_sf_datetime(now - 2 * G_TIME_SPAN_HOUR);
 	g_autofree gchar *expected_cp = NULL;
 	g_autofree gchar *value = NULL;
 	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000001" };
-	TestRow *row = NULL;
+	SflTestRow *row = NULL;
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
 		 1000);
@@ -617,7 +470,7 @@ test_elf_cut_download_resumes(void)
 	sfl_fake_clock_advance(fx.fake, fx.config->data.sources.eventlogfile.poll_interval * 2);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
 	for (guint i = 0; i < fx.sink->rows->len; i++) {
-		TestRow *row = g_ptr_array_index(fx.sink->rows, i);
+		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
 		json_t *line = json_loads(row->line, 0, NULL);
 		g_assert_nonnull(line);
 		g_hash_table_add(ids,
@@ -656,7 +509,7 @@ test_elf_backpressure(void)
 	g_assert_cmpuint(counters.queue_depth[SFL_LANE_BULK], <=, 101);
 	g_assert_cmpuint(read, <, 5000);
 	/* released, everything arrives */
-	test_capture_release(fx.sink);
+	sfl_test_capture_release(fx.sink);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
 	g_assert_cmpuint(fx.sink->rows->len, ==, 5000);
 	fx_teardown(&fx);
@@ -778,7 +631,7 @@ test_elf_shaping_and_labels(void)
 		elf_dataset("0ATSIM0000000006", now - 2 * G_TIME_SPAN_HOUR, csvfield);
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
 	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000006" };
-	TestRow *row = NULL;
+	SflTestRow *row = NULL;
 
 	fx_setup(&fx, dataset,
 		 "  eventlogfile:\n    enabled: true\n"
@@ -799,7 +652,7 @@ test_elf_shaping_and_labels(void)
 			"{USER_TYPE=\"Standard\",event_type=\"Login\",job=\"sf2loki\","
 			"source=\"eventlogfile\"}");
 	g_assert_nonnull(strstr(row->line, "\"CLIENT_IP\": \"10.1.2.x\""));
-	g_assert_nonnull(strstr(((TestRow *)g_ptr_array_index(fx.sink->rows, 1))->line,
+	g_assert_nonnull(strstr(((SflTestRow *)g_ptr_array_index(fx.sink->rows, 1))->line,
 				"\"REQUEST_ID\": \"Q3\""));
 	fx_teardown(&fx);
 }
@@ -847,7 +700,7 @@ objects_records(guint n, gint64 base_usec, guint tie_from, guint tie_to, gint64 
 	for (guint i = 0; i < n; i++) {
 		gint64 ts =
 			(i >= tie_from && i < tie_to) ? tie_usec : base_usec + (gint64)i * 1000000;
-		g_autofree gchar *iso = fx_iso(ts);
+		g_autofree gchar *iso = sfl_test_sf_datetime(ts);
 		g_string_append_printf(out,
 				       "%s{\"Id\": \"%s%05u\", \"EventDate\": \"%s\", "
 				       "\"Username\": \"u%u@example.com\"}",
@@ -863,7 +716,7 @@ fx_distinct_ids(Fx *fx)
 	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
 	for (guint i = 0; i < fx->sink->rows->len; i++) {
-		TestRow *row = g_ptr_array_index(fx->sink->rows, i);
+		SflTestRow *row = g_ptr_array_index(fx->sink->rows, i);
 		json_t *line = json_loads(row->line, 0, NULL);
 		g_assert_nonnull(line);
 		g_hash_table_add(ids, g_strdup(json_string_value(json_object_get(line, "Id"))));
@@ -882,7 +735,7 @@ test_objects_ties(void)
 						    now - 20 * G_TIME_SPAN_MINUTE, "0LgA");
 	g_autofree gchar *dataset =
 		g_strdup_printf("{\"objects\": {\"LoginEvent\": {\"records\": %s}}}", records);
-	TestRow *row = NULL;
+	SflTestRow *row = NULL;
 
 	fx_setup(&fx, dataset,
 		 "  eventlog_objects:\n    enabled: true\n    objects:\n"
@@ -906,6 +759,58 @@ test_objects_ties(void)
 	fx_settle();
 	g_assert_cmpuint(fx.sink->rows->len, ==, 450);
 	fx_teardown(&fx);
+}
+
+/*
+ * Multi-org upgrade (original §6.6): the first org reads the single-org checkpoint when its
+ * prefixed key does not exist yet, and commits under the prefixed key; another org does not.
+ */
+static void
+objects_legacy_case(gboolean legacy, guint want_rows)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	gint64 base = now - 30 * G_TIME_SPAN_MINUTE;
+	g_autofree gchar *records = objects_records(10, base, 0, 0, 0, "0LgB");
+	g_autofree gchar *dataset =
+		g_strdup_printf("{\"objects\": {\"LoginEvent\": {\"records\": %s}}}", records);
+	/* the cursor of a single-org run that already shipped the first six records */
+	g_autofree gchar *wm = sfl_test_sf_datetime(base + 5 * G_USEC_PER_SEC);
+	g_autofree gchar *cursor =
+		g_strdup_printf("{\"ids\": [\"0LgB00005\"], \"last_ts\": \"%s\"}", wm);
+	g_autofree gchar *prefixed = NULL;
+
+	fx_setup(&fx, dataset,
+		 "  eventlog_objects:\n    enabled: true\n    objects:\n"
+		 "      - name: LoginEvent\n        lookback: 2h\n",
+		 10000);
+	if (fx.skip)
+		return;
+	fx_seed(&fx, "eventlog_objects:LoginEvent", cursor);
+	fx.key_prefix = "org=alpha:";
+	fx.legacy_keys = legacy;
+	fx_start_objects(&fx);
+	fx_wait(&fx, fx_has_commit, &(FxCommit){ "org=alpha:eventlog_objects:LoginEvent" },
+		"the prefixed commit");
+	fx_settle();
+	g_assert_cmpuint(fx.sink->rows->len, ==, want_rows);
+	g_assert_cmpuint(fx_distinct_ids(&fx), ==, want_rows);
+	/* the single-org key is left as it was */
+	prefixed = fx_committed(&fx, "eventlog_objects:LoginEvent");
+	g_assert_cmpstr(prefixed, ==, cursor);
+	fx_teardown(&fx);
+}
+
+static void
+test_objects_first_org_legacy_key(void)
+{
+	objects_legacy_case(TRUE, 4);
+}
+
+static void
+test_objects_other_org_no_legacy_key(void)
+{
+	objects_legacy_case(FALSE, 10);
 }
 
 static void
@@ -934,7 +839,7 @@ test_objects_big_object_tie(void)
 	g_assert_cmpuint(fx_distinct_ids(&fx), ==, 520);
 	/* emitted oldest first */
 	g_assert_nonnull(
-		strstr(((TestRow *)g_ptr_array_index(fx.sink->rows, 0))->line, "0BgA00000"));
+		strstr(((SflTestRow *)g_ptr_array_index(fx.sink->rows, 0))->line, "0BgA00000"));
 	/* the next sweep starts at the newest record and re-emits nothing */
 	sfl_fake_clock_advance(fx.fake, 10 * G_TIME_SPAN_MINUTE);
 	fx_wait(&fx, fx_polls, GUINT_TO_POINTER(2), "the next poll");
@@ -993,9 +898,9 @@ test_objects_settle_catches_late_row(void)
 {
 	Fx fx = { 0 };
 	gint64 now = g_get_real_time();
-	g_autofree gchar *a = fx_iso(now - 120 * G_USEC_PER_SEC);
-	g_autofree gchar *d = fx_iso(now - 10 * G_USEC_PER_SEC);
-	g_autofree gchar *b = fx_iso(now - 30 * G_USEC_PER_SEC);
+	g_autofree gchar *a = sfl_test_sf_datetime(now - 120 * G_USEC_PER_SEC);
+	g_autofree gchar *d = sfl_test_sf_datetime(now - 10 * G_USEC_PER_SEC);
+	g_autofree gchar *b = sfl_test_sf_datetime(now - 30 * G_USEC_PER_SEC);
 	g_autofree gchar *dataset = g_strdup_printf(
 		"{\"objects\": {\"LoginEvent\": {\"records\": ["
 		"{\"Id\": \"0LgA\", \"EventDate\": \"%s\", \"Username\": \"a\"}, "
@@ -1025,10 +930,10 @@ test_objects_settle_catches_late_row(void)
 	json_decref(answer);
 	sfl_fake_clock_advance(fx.fake, 2 * G_TIME_SPAN_MINUTE);
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(3), "the late record and D");
-	g_assert_nonnull(
-		strstr(((TestRow *)g_ptr_array_index(fx.sink->rows, 1))->line, "\"Id\": \"0LgB\""));
-	g_assert_nonnull(
-		strstr(((TestRow *)g_ptr_array_index(fx.sink->rows, 2))->line, "\"Id\": \"0LgD\""));
+	g_assert_nonnull(strstr(((SflTestRow *)g_ptr_array_index(fx.sink->rows, 1))->line,
+				"\"Id\": \"0LgB\""));
+	g_assert_nonnull(strstr(((SflTestRow *)g_ptr_array_index(fx.sink->rows, 2))->line,
+				"\"Id\": \"0LgD\""));
 	fx_teardown(&fx);
 }
 
@@ -1071,6 +976,9 @@ main(int argc, char **argv)
 	g_test_add_func("/sources/elf/shaping-and-labels", test_elf_shaping_and_labels);
 	g_test_add_func("/sources/elf/abandon-old-file", test_elf_abandon_old_file);
 	g_test_add_func("/sources/objects/ties", test_objects_ties);
+	g_test_add_func("/sources/objects/first-org-legacy-key", test_objects_first_org_legacy_key);
+	g_test_add_func("/sources/objects/other-org-no-legacy-key",
+			test_objects_other_org_no_legacy_key);
 	g_test_add_func("/sources/objects/big-object-tie", test_objects_big_object_tie);
 	g_test_add_func("/sources/objects/big-object-tie-overflow",
 			test_objects_big_object_tie_overflow);

@@ -3,9 +3,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small Loki push endpoint for integration tests.
 
-usage: loki_sim.py [--tenant T] [--token S]
+usage: loki_sim.py [--tenant T] [--token S] [--port N] [--journal FILE]
 
-Listens on 127.0.0.1 with an ephemeral port and prints "PORT <n>" as its first stdout line.
+Listens on 127.0.0.1 with an ephemeral port (or --port N, so a restarted simulator is found
+where the client expects it) and prints "PORT <n>" as its first stdout line. With --journal,
+every accepted push is appended to FILE as one JSON line {"t": unix time, "streams": [...]}
+before its 204 is sent, so what was accepted survives a restart of the simulator.
 
 POST /loki/api/v1/push   decodes with third-party code (python3-snappy + protoc-generated
                          python3-protobuf classes for protobuf, json + gzip for JSON), checks the
@@ -36,6 +39,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -45,8 +49,9 @@ SKIP = 77
 
 
 class State:
-    def __init__(self, tenant, token, pb2, snappy):
+    def __init__(self, tenant, token, pb2, snappy, journal=None):
         self.lock = threading.Lock()
+        self.journal = journal
         self.tenant = tenant
         self.token = token
         self.pb2 = pb2
@@ -280,6 +285,10 @@ class Handler(BaseHTTPRequestHandler):
                 "peer_port": self.client_address[1],
             })
             st.streams.extend(streams)
+            if st.journal is not None:
+                # written and flushed before the 204: an acknowledged push is never forgotten
+                st.journal.write(json.dumps({"t": time.time(), "streams": streams}) + "\n")
+                st.journal.flush()
         self.reply(204)
 
 
@@ -287,6 +296,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tenant")
     ap.add_argument("--token")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--journal")
     opts = ap.parse_args()
     try:
         import snappy  # python3-snappy: raw block format
@@ -299,9 +310,10 @@ def main():
         except ImportError as exc:
             print(f"python3-protobuf missing: {exc}", file=sys.stderr)
             sys.exit(SKIP)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", opts.port), Handler)
     server.daemon_threads = True
-    server.state = State(opts.tenant, opts.token, pb2, snappy)
+    journal = open(opts.journal, "a", encoding="utf-8") if opts.journal else None
+    server.state = State(opts.tenant, opts.token, pb2, snappy, journal)
     print(f"PORT {server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

@@ -24,13 +24,15 @@ GET  /services/data/vNN.N/query?q=SOQL  (also tooling/query, queryAll); paging t
                                    nextRecordsUrl /services/data/vNN.N/query/01gSIM<cursor>-<offset>
 GET  /services/data/vNN.N/sobjects/EventLogFile/<Id>/LogFile   the CSV, chunked, text/csv
 GET  /services/data/vNN.N/sobjects  describeGlobal (names only)
+GET  /services/data/vNN.N/sobjects/<Name>/describe   a minimal describe of EventLogFile or a
+                                   dataset object (name, queryable, field names); else 404
 Every API call needs "Authorization: Bearer <token>" (else 401 INVALID_SESSION_ID) and answers
 with Date and "Sforce-Limit-Info: api-usage=<n>/15000". A request line over 16384 bytes → 414
 [{"errorCode": "URI_TOO_LONG"}]. The SOQL subset is described in sf_soql.py; big objects
 ("big_object": true) only accept ORDER BY <timestamp_field> DESC and refuse nextRecordsUrl.
 
 Control API (JSON, no auth):
-POST /control/fault       {"match": token|userinfo|query|logfile|limits|any, "count": N,
+POST /control/fault       {"match": token|userinfo|query|logfile|limits|describe|any, "count": N,
                            "status": S, "error_code": C, "message": M, "body": RAW,
                            "content_type": T, "delay_ms": D, "reset_after_bytes": B,
                            "non_json": true}; FIFO, each request consumes the first match
@@ -629,6 +631,8 @@ class Handler(BaseHTTPRequestHandler):
                 category = "query"
             elif re.match(r"^/sobjects/EventLogFile/[^/]+/LogFile$", rest):
                 category = "logfile"
+            elif re.match(r"^/sobjects/[A-Za-z0-9_]+/describe$", rest.rstrip("/")):
+                category = "describe"
             else:
                 category = "other"
         with st.lock:
@@ -690,6 +694,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.query(path, q)
             elif category == "logfile":
                 self.logfile(path)
+            elif category == "describe":
+                self.describe(rest.rstrip("/").split("/")[2])
             elif m and (rest.rstrip("/") == "/sobjects") and self.command == "GET":
                 with st.lock:
                     names = [t.name for t in st.tables.values()]
@@ -700,6 +706,17 @@ class Handler(BaseHTTPRequestHandler):
                 self.sf_error(404, "NOT_FOUND", "The requested resource does not exist")
         except SoqlError as exc:
             self.sf_error(400, exc.code, exc.message)
+
+    def describe(self, name):
+        st = self.server.state
+        with st.lock:
+            table = st.tables.get(name.lower())
+            fields = sorted(table.types) if table is not None else None
+        if table is None:
+            self.sf_error(404, "NOT_FOUND", f"The requested resource does not exist: {name}")
+            return
+        self.send_json(200, {"name": table.name, "queryable": True, "retrieveable": True,
+                             "fields": [{"name": f} for f in fields]})
 
     # -- OAuth --
 
@@ -910,7 +927,7 @@ class Handler(BaseHTTPRequestHandler):
                     fault = dict(doc)
                     fault.setdefault("match", "any")
                     if fault["match"] not in ("token", "userinfo", "query", "logfile",
-                                              "limits", "any"):
+                                              "limits", "describe", "any"):
                         raise BadRequest(f"unknown match {fault['match']!r}")
                     fault["count"] = int(fault.get("count", 1))
                     if fault["count"] > 0:

@@ -10,10 +10,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <signal.h>
+#include <sys/prctl.h>
+#endif
 
 #include "sfl-error.h"
 #include "sfl-file-store-private.h"
 #include "sfl-memory-store.h"
+#include "sfl-platform.h"
+#include "sfl-object-store-private.h"
+#include "sfl-gcs-client.h"
+#include "sfl-s3-client.h"
 
 /*
  * The checkpoint-store contract, run against every implementation, then the file store's own
@@ -23,6 +31,8 @@
 typedef enum {
 	KIND_MEMORY,
 	KIND_FILE,
+	KIND_S3,  /* the object store against tests/sim/s3_sim.py */
+	KIND_GCS, /* the object store against tests/sim/gcs_sim.py (emulator mode) */
 } StoreKind;
 
 typedef struct {
@@ -31,6 +41,8 @@ typedef struct {
 	gchar *path;
 	SflMemoryBacking *backing;
 	GPtrArray *stores; /* opened by fixture_store(), unreffed in teardown */
+	GSubprocess *s3_sim;
+	gchar *s3_endpoint;
 } Fixture;
 
 /* --- running async calls to completion ----------------------------------------------------- */
@@ -142,6 +154,39 @@ store_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present, GError
 
 /* --- fixture ------------------------------------------------------------------------------- */
 
+/* a simulator must not outlive a test that aborted: meson would wait on its pipes */
+static void
+s3_sim_child_setup(gpointer user_data)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+}
+
+/* tests/sim/@name (s3_sim.py, gcs_sim.py) on an ephemeral port; its endpoint URL */
+static gchar *
+s3_sim_start(const gchar *name, GSubprocess **out)
+{
+	g_autofree gchar *script = g_test_build_filename(G_TEST_DIST, "sim", name, NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GDataInputStream) stdout_lines = NULL;
+	g_autofree gchar *line = NULL;
+
+	g_autoptr(GSubprocessLauncher) launcher =
+		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+
+	g_subprocess_launcher_set_child_setup(launcher, s3_sim_child_setup, NULL, NULL);
+	*out = g_subprocess_launcher_spawn(launcher, &error, "/usr/bin/python3", script, NULL);
+	g_assert_no_error(error);
+	stdout_lines = g_data_input_stream_new(g_subprocess_get_stdout_pipe(*out));
+	/* blocks until the simulator listens or exits */
+	line = g_data_input_stream_read_line(stdout_lines, NULL, NULL, &error);
+	g_assert_no_error(error);
+	if (line == NULL || !g_str_has_prefix(line, "PORT "))
+		g_error("the %s simulator did not start (python3-botocore/jwt missing?)", name);
+	return g_strdup_printf("http://127.0.0.1:%s", line + 5);
+}
+
 static void
 fixture_setup(Fixture *fx, gconstpointer data)
 {
@@ -152,6 +197,10 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	fx->path = g_build_filename(fx->tmpdir, "state", "state.json", NULL);
 	fx->backing = sfl_memory_backing_new();
 	fx->stores = g_ptr_array_new_with_free_func(g_object_unref);
+	if (fx->kind == KIND_S3)
+		fx->s3_endpoint = s3_sim_start("s3_sim.py", &fx->s3_sim);
+	if (fx->kind == KIND_GCS)
+		fx->s3_endpoint = s3_sim_start("gcs_sim.py", &fx->s3_sim);
 }
 
 static void
@@ -179,6 +228,12 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	while (g_main_context_iteration(NULL, FALSE))
 		;
 	sfl_memory_backing_unref(fx->backing);
+	if (fx->s3_sim != NULL) {
+		g_subprocess_force_exit(fx->s3_sim);
+		g_subprocess_wait(fx->s3_sim, NULL, NULL);
+		g_clear_object(&fx->s3_sim);
+	}
+	g_free(fx->s3_endpoint);
 	rm_rf(fx->tmpdir);
 	g_free(fx->tmpdir);
 	g_free(fx->path);
@@ -189,8 +244,31 @@ static SflCheckpointStore *
 fixture_store(Fixture *fx)
 {
 	g_autoptr(GError) error = NULL;
-	SflCheckpointStore *store = fx->kind == KIND_FILE ? sfl_file_store_new(fx->path, FALSE)
-							  : sfl_memory_store_new(fx->backing);
+	SflCheckpointStore *store = NULL;
+
+	if (fx->kind == KIND_S3) {
+		const gchar *env[] = { "AWS_ACCESS_KEY_ID=AKIDSIMULATOR",
+				       "AWS_SECRET_ACCESS_KEY=sim/secret+key", "HOME=/nonexistent",
+				       NULL };
+		g_autoptr(SflAwsCredentialProvider) creds =
+			sfl_aws_credential_provider_new(env, NULL, NULL);
+		g_autoptr(SflObjectClient) client = sfl_s3_client_new(
+			"ckpt", "us-east-1", fx->s3_endpoint, creds, NULL, 10000, &error);
+		g_assert_no_error(error);
+		store = sfl_object_store_new(client, "sf2loki/state.json");
+	} else if (fx->kind == KIND_GCS) {
+		g_autofree gchar *emulator =
+			g_strdup_printf("STORAGE_EMULATOR_HOST=%s", fx->s3_endpoint);
+		const gchar *env[] = { emulator, NULL };
+		g_autoptr(SflObjectClient) client =
+			sfl_gcs_client_new("ckpt", NULL, env, NULL, 10000, &error);
+		g_assert_no_error(error);
+		store = sfl_object_store_new(client, "sf2loki/state.json");
+	} else if (fx->kind == KIND_FILE) {
+		store = sfl_file_store_new(fx->path, FALSE);
+	} else {
+		store = sfl_memory_store_new(fx->backing);
+	}
 	g_assert_true(store_open(store, &error));
 	g_assert_no_error(error);
 	g_ptr_array_add(fx->stores, store);
@@ -202,6 +280,8 @@ fixture_writes(Fixture *fx, SflCheckpointStore *store)
 {
 	if (fx->kind == KIND_FILE)
 		return sfl_file_store_get_write_count(SFL_FILE_STORE(store));
+	if (fx->kind == KIND_S3 || fx->kind == KIND_GCS)
+		return sfl_object_store_get_write_count(SFL_OBJECT_STORE(store));
 	return sfl_memory_backing_get_write_count(fx->backing);
 }
 
@@ -665,6 +745,69 @@ test_file_exclusive_lock(Fixture *fx, gconstpointer data)
 	g_assert_no_error(error);
 }
 
+/*
+ * Replicas under a coordinator share the file (found by tests/ha): a writer frozen between its
+ * fence check and its rename must not be able to rename an older document over a newer
+ * leader's when it wakes. The read, the check and the rename happen under <path>.write.lock;
+ * another writer meanwhile gets a transient error and the document stays as it was.
+ */
+static void
+test_file_shared_write_lock(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCheckpointStore) a = sfl_file_store_new(fx->path, FALSE);
+	g_autoptr(SflCheckpointStore) b = sfl_file_store_new(fx->path, FALSE);
+	g_autofree gchar *lock_path = g_strconcat(fx->path, ".write.lock", NULL);
+	g_autofree gchar *value = NULL;
+	SflPlatformLock *frozen = NULL;
+	SflPlatformError perr = { 0 };
+	int64_t holder = 0;
+
+	g_assert_true(store_open(a, &error));
+	g_assert_true(store_open(b, &error));
+	g_assert_true(store_commit(a, &error, "k", "1"));
+	g_assert_no_error(error);
+
+	/* a writer in the middle of its step (here: a handle of our own on the lock) */
+	g_assert_cmpint(sfl_platform_lock_acquire(lock_path, &frozen, &holder, &perr), ==,
+			SFL_PLATFORM_OK);
+	g_assert_false(store_commit(b, &error, "k", "2"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_nonnull(strstr(error->message, "being written by another replica"));
+	g_clear_error(&error);
+	value = store_load(a, "k", &error);
+	g_assert_cmpstr(value, ==, "1");
+	g_clear_pointer(&value, g_free);
+
+	/* it finished: the retry goes through */
+	sfl_platform_lock_release(frozen);
+	g_assert_true(store_commit(b, &error, "k", "2"));
+	g_assert_no_error(error);
+	sfl_checkpoint_store_reset(a);
+	value = store_load(a, "k", &error);
+	g_assert_cmpstr(value, ==, "2");
+
+	/* an exclusive daemon's <path>.lock does not stop a shared (forced) writer */
+	{
+		g_autoptr(SflCheckpointStore) daemon = NULL;
+		g_autoptr(SflCheckpointStore) shared = sfl_file_store_new(fx->path, FALSE);
+
+		g_clear_object(&a);
+		g_clear_object(&b);
+		daemon = sfl_file_store_new(fx->path, TRUE);
+		while (!store_open(daemon, &error)) {
+			/* the shared stores' workers may still hold their references a moment */
+			g_assert_error(error, SFL_ERROR, SFL_ERROR_CONFLICT);
+			g_clear_error(&error);
+			g_main_context_iteration(NULL, FALSE);
+			g_thread_yield();
+		}
+		g_assert_true(store_open(shared, &error));
+		g_assert_true(store_commit(shared, &error, "k", "3"));
+		g_assert_no_error(error);
+	}
+}
+
 /* the child of the crash test: commit ten keys per write, forever, until killed */
 static int
 crash_child(const gchar *path)
@@ -761,7 +904,10 @@ main(int argc, char **argv)
 	const struct {
 		const gchar *name;
 		StoreKind kind;
-	} kinds[] = { { "memory", KIND_MEMORY }, { "file", KIND_FILE } };
+	} kinds[] = { { "memory", KIND_MEMORY },
+		      { "file", KIND_FILE },
+		      { "s3", KIND_S3 },
+		      { "gcs", KIND_GCS } };
 	const struct {
 		const gchar *name;
 		void (*func)(Fixture *, gconstpointer);
@@ -800,6 +946,7 @@ main(int argc, char **argv)
 	FILE_TEST("directory-at-path", test_file_directory_at_path);
 	FILE_TEST("unreadable", test_file_unreadable);
 	FILE_TEST("exclusive-lock", test_file_exclusive_lock);
+	FILE_TEST("shared-write-lock", test_file_shared_write_lock);
 	FILE_TEST("crash-safety", test_file_crash_safety);
 	return g_test_run();
 }

@@ -13,6 +13,7 @@
 #include "sfl-file-lease-coordinator.h"
 #include "sfl-lease-io-private.h"
 #include "sfl-memory-store.h"
+#include "sfl-test-coordinator.h"
 
 /*
  * The file-lease coordinator on a fake clock and a fault-injecting in-memory lease (no real
@@ -34,28 +35,7 @@
 
 static GPtrArray *warnings; /* (element-type utf8) */
 
-static GLogWriterOutput
-test_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
-{
-	if (level & G_LOG_LEVEL_WARNING) {
-		for (gsize i = 0; i < n_fields; i++) {
-			if (g_str_equal(fields[i].key, "MESSAGE"))
-				g_ptr_array_add(warnings, g_strdup(fields[i].value));
-		}
-	}
-	return g_log_writer_default(level, fields, n_fields, user_data);
-}
-
-static guint
-count_warnings(const gchar *needle)
-{
-	guint n = 0;
-	for (guint i = 0; i < warnings->len; i++) {
-		if (strstr(g_ptr_array_index(warnings, i), needle) != NULL)
-			n++;
-	}
-	return n;
-}
+#define count_warnings sfl_test_warnings_count
 
 /* --- a lease "file" in memory with scripted faults ------------------------------------------ */
 
@@ -193,17 +173,10 @@ fake_lease_io_init(FakeLeaseIO *self)
 /* --- the fixture: one coordinator on the fake clock and the fake lease --------------------- */
 
 typedef struct {
-	SflClock *clock;
-	gint64 t0; /* monotonic at setup: test times are relative to it */
+	SflTestFakeTime time;
+	SflClock *clock; /* time's */ /* monotonic at setup: test times are relative to it */
 	FakeLeaseIO *io;
-	SflCoordinator *coord;
-	GCancellable *run;
-	gboolean running;
-	gboolean leading; /* as the callbacks reported it */
-	guint acquired;
-	guint lost;
-	guint64 last_acquired_epoch;
-	gboolean stop_on_acquire;
+	SflTestCoord c; /* the run as the callbacks reported it */
 	/* epoch floor */
 	SflMemoryBacking *backing;
 	SflCheckpointStore *store;
@@ -211,15 +184,22 @@ typedef struct {
 	guint floor_calls;
 } Fixture;
 
+#define advance(f, usec)		 sfl_test_fake_time_advance(&(f)->time, (usec))
+#define elapsed(f)			 sfl_test_fake_time_elapsed(&(f)->time)
+#define advance_until(f, cond, max_usec) SFL_TEST_ADVANCE_UNTIL(&(f)->time, cond, max_usec)
+
+static void drain_cb(gpointer data);
+
 static void
 fixture_setup(Fixture *f, gconstpointer user_data)
 {
-	f->clock = sfl_fake_clock_new(WALL_START);
-	f->t0 = sfl_clock_monotonic_usec(f->clock);
+	sfl_test_fake_time_init(&f->time, WALL_START, STEP, drain_cb, f);
+	f->clock = f->time.clock;
 	f->io = g_object_new(FAKE_TYPE_LEASE_IO, NULL);
 	f->backing = sfl_memory_backing_new();
 	f->store = sfl_memory_store_new(f->backing);
 	g_ptr_array_set_size(warnings, 0);
+	sfl_test_coord_init(&f->c, drain_cb, f);
 }
 
 /* runs everything that is due now, and waits for worker threads the loop is waiting on */
@@ -239,22 +219,10 @@ drain(Fixture *f)
 	}
 }
 
-/* moves fake time in small steps so timers fire in order, each at its own time */
 static void
-advance(Fixture *f, gint64 usec)
+drain_cb(gpointer data)
 {
-	while (usec > 0) {
-		gint64 step = MIN(STEP, usec);
-		sfl_fake_clock_advance(f->clock, step);
-		usec -= step;
-		drain(f);
-	}
-}
-
-static gint64
-elapsed(Fixture *f)
-{
-	return sfl_clock_monotonic_usec(f->clock) - f->t0;
+	drain(data);
 }
 
 /* advances to @t after the fixture's start */
@@ -265,68 +233,11 @@ advance_to(Fixture *f, gint64 t)
 	advance(f, t - elapsed(f));
 }
 
-#define advance_until(f, cond, max_usec)                                                           \
-	G_STMT_START                                                                               \
-	{                                                                                          \
-		gint64 waited_ = 0;                                                                \
-		while (!(cond)) {                                                                  \
-			if (waited_ >= (max_usec))                                                 \
-				g_error("'%s' did not hold within %.3f s", #cond,                  \
-					(gdouble)(max_usec) / SEC);                                \
-			advance(f, STEP);                                                          \
-			waited_ += STEP;                                                           \
-		}                                                                                  \
-	}                                                                                          \
-	G_STMT_END
-
-static void
-on_acquired(SflCoordinator *coord, gpointer user_data)
-{
-	Fixture *f = user_data;
-
-	/* strict alternation, and the fence token only grows from one leadership to the next */
-	g_assert_false(f->leading);
-	g_assert_true(sfl_coordinator_is_leader(coord));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(coord), >, f->last_acquired_epoch);
-	f->last_acquired_epoch = sfl_coordinator_get_epoch(coord);
-	f->leading = TRUE;
-	f->acquired++;
-	if (f->stop_on_acquire)
-		g_cancellable_cancel(f->run);
-}
-
-static void
-on_lost(SflCoordinator *coord, gpointer user_data)
-{
-	Fixture *f = user_data;
-
-	g_assert_true(f->leading);
-	f->leading = FALSE;
-	f->lost++;
-}
-
-static void
-run_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	Fixture *f = user_data;
-	g_autoptr(GError) error = NULL;
-
-	g_assert_true(sfl_coordinator_run_finish(SFL_COORDINATOR(source), result, &error));
-	g_assert_no_error(error);
-	f->running = FALSE;
-}
-
 static void
 fixture_start_with(Fixture *f, gint64 ttl, gint64 renew)
 {
-	g_assert_null(f->coord);
-	f->coord =
-		sfl_file_lease_coordinator_new(NULL, ttl, renew, ME, f->clock, SFL_LEASE_IO(f->io));
-	g_assert_nonnull(f->coord);
-	f->run = g_cancellable_new();
-	f->running = TRUE;
-	sfl_coordinator_run_async(f->coord, on_acquired, on_lost, f, f->run, run_done_cb, f);
-	drain(f);
+	sfl_test_coord_start(&f->c, sfl_file_lease_coordinator_new(NULL, ttl, renew, ME, f->clock,
+								   SFL_LEASE_IO(f->io)));
 }
 
 static void
@@ -338,31 +249,27 @@ fixture_start(Fixture *f)
 static void
 fixture_stop(Fixture *f)
 {
-	g_cancellable_cancel(f->run);
-	drain(f);
-	g_assert_false(f->running);
-	g_assert_false(f->leading);
-	g_clear_object(&f->run);
+	sfl_test_coord_stop(&f->c);
 }
 
 /* stops the run and drops the coordinator, checking that nothing keeps it alive */
 static void
 fixture_finish(Fixture *f)
 {
-	SflCoordinator *weak = f->coord;
+	SflCoordinator *weak = f->c.coord;
 
-	if (f->coord == NULL)
+	if (f->c.coord == NULL)
 		return;
-	if (f->running)
+	if (f->c.running)
 		fixture_stop(f);
-	g_clear_object(&f->run);
+	g_clear_object(&f->c.run);
 	fake_lease_io_release(f->io);
 	drain(f);
 	g_object_add_weak_pointer(G_OBJECT(weak), (gpointer *)&weak);
-	g_clear_object(&f->coord);
+	g_clear_object(&f->c.coord);
 	g_assert_null(weak);
-	f->leading = FALSE;
-	f->last_acquired_epoch = 0;
+	f->c.leading = FALSE;
+	f->c.last_acquired_epoch = 0;
 }
 
 static void
@@ -372,13 +279,13 @@ fixture_teardown(Fixture *f, gconstpointer user_data)
 	g_clear_object(&f->io);
 	g_clear_object(&f->store);
 	g_clear_pointer(&f->backing, sfl_memory_backing_unref);
-	sfl_clock_unref(f->clock);
+	sfl_test_fake_time_clear(&f->time);
 }
 
 static gboolean
 is_leader(Fixture *f)
 {
-	return sfl_coordinator_is_leader(f->coord);
+	return sfl_coordinator_is_leader(f->c.coord);
 }
 
 /* the fake's file, as text and as a lease */
@@ -428,9 +335,9 @@ static void
 start_leader(Fixture *f)
 {
 	fixture_start(f);
-	advance_until(f, f->leading, 2 * SEC);
+	advance_until(f, f->c.leading, 2 * SEC);
 	g_assert_cmpint(elapsed(f), ==, 1 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 }
 
 /* --- epoch floor from the memory store ---------------------------------------------------- */
@@ -558,30 +465,28 @@ epoch_cb(gpointer user_data, guint64 *epoch)
 static void
 wire_store(Fixture *f)
 {
-	sfl_checkpoint_store_set_fence(f->store, fence_cb, f->coord, NULL);
-	sfl_checkpoint_store_set_epoch(f->store, epoch_cb, f->coord, NULL);
+	sfl_checkpoint_store_set_fence(f->store, fence_cb, f->c.coord, NULL);
+	sfl_checkpoint_store_set_epoch(f->store, epoch_cb, f->c.coord, NULL);
 }
 
 static void
 install_store_floor(Fixture *f)
 {
-	sfl_coordinator_set_epoch_floor(f->coord, floor_store, floor_store_finish, f, NULL);
+	sfl_coordinator_set_epoch_floor(f->c.coord, floor_store, floor_store_finish, f, NULL);
 }
 
 /* creates the coordinator without starting it, so a floor can be installed first */
 static void
 fixture_create(Fixture *f)
 {
-	f->coord =
+	f->c.coord =
 		sfl_file_lease_coordinator_new(NULL, TTL, RENEW, ME, f->clock, SFL_LEASE_IO(f->io));
 }
 
 static void
 fixture_run(Fixture *f)
 {
-	f->run = g_cancellable_new();
-	f->running = TRUE;
-	sfl_coordinator_run_async(f->coord, on_acquired, on_lost, f, f->run, run_done_cb, f);
+	sfl_test_coord_run(&f->c);
 	drain(f);
 }
 
@@ -655,17 +560,17 @@ test_acquire_absent(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->reads, ==, 1);
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	assert_disk(f, ME, WALL_START + TTL, 1);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 0);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 0);
 	advance(f, 990 * MSEC);
 	g_assert_false(is_leader(f));
-	g_assert_false(sfl_coordinator_check_fence(f->coord));
+	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
 	advance(f, STEP);
 	g_assert_true(is_leader(f));
-	g_assert_true(f->leading);
+	g_assert_true(f->c.leading);
 	g_assert_cmpuint(f->io->reads, ==, 2);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
-	g_assert_cmpstr(sfl_coordinator_get_holder(f->coord), ==, ME);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
+	g_assert_cmpstr(sfl_coordinator_get_holder(f->c.coord), ==, ME);
 	g_assert_cmpuint(warnings->len, ==, 0);
 }
 
@@ -690,7 +595,7 @@ test_verify_delay(Fixture *f, gconstpointer user_data)
 		fixture_start_with(f, 3 * cases[i].renew, cases[i].renew);
 		claimed = elapsed(f);
 		g_assert_cmpuint(f->io->writes, ==, 2 * i + 1);
-		advance_until(f, f->leading, 2 * SEC);
+		advance_until(f, f->c.leading, 2 * SEC);
 		g_assert_cmpint(elapsed(f) - claimed, ==, cases[i].verify);
 		fixture_finish(f);
 	}
@@ -712,7 +617,7 @@ test_acquire_held(Fixture *f, gconstpointer user_data)
 	assert_disk(f, ME, WALL_START + 30 * SEC + TTL, 5);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 5);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 5);
 }
 
 static void
@@ -729,7 +634,7 @@ test_acquire_own_stale_lease(Fixture *f, gconstpointer user_data)
 	assert_disk(f, ME, WALL_START + 10 * SEC + TTL, 3);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 3);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 3);
 }
 
 static void
@@ -744,7 +649,7 @@ test_acquire_wall_clock_judges_expiry(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 5);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 5);
 }
 
 static void
@@ -756,13 +661,13 @@ test_acquire_lost_race(Fixture *f, gconstpointer user_data)
 	disk_set(f, OTHER, WALL_START + TTL, 1);
 	advance(f, 1 * SEC);
 	g_assert_false(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 0);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 0);
 	/* it tries again after the verify pause, sees the winner's lease and waits */
 	advance(f, 1 * SEC);
 	g_assert_cmpuint(f->io->reads, ==, 3);
 	advance_to(f, 29 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, 1);
-	g_assert_cmpuint(f->acquired, ==, 0);
+	g_assert_cmpuint(f->c.acquired, ==, 0);
 }
 
 static void
@@ -774,12 +679,12 @@ test_acquire_twin_same_holder(Fixture *f, gconstpointer user_data)
 	disk_set(f, ME, WALL_START + TTL, 7);
 	advance(f, 1 * SEC);
 	g_assert_false(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 0);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 0);
 	/* its lease is waited out; then the epoch continues above it */
 	advance_to(f, 30 * SEC);
 	g_assert_false(is_leader(f));
-	advance_until(f, f->leading, 15 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 8);
+	advance_until(f, f->c.leading, 15 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 8);
 }
 
 static void
@@ -797,7 +702,7 @@ test_acquire_read_error_backs_off(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 5);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 5);
 }
 
 /* --- SFL-0057: the branches the original left untested ------------------------------------- */
@@ -818,7 +723,7 @@ test_sfl0057_acquire_write_error_retries(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 2);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 	assert_disk(f, ME, WALL_START + RENEW + TTL, 1);
 }
 
@@ -833,17 +738,17 @@ test_sfl0057_acquire_verify_cannot_tell(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->reads, ==, 2);
 	g_assert_cmpuint(count_warnings("treating it as a lost race"), ==, 1);
 	g_assert_false(is_leader(f));
-	g_assert_cmpuint(f->acquired, ==, 0);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 0);
+	g_assert_cmpuint(f->c.acquired, ==, 0);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 0);
 	/* our unconfirmed claim is on disk; it is waited out like anyone's */
 	advance_to(f, 30 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, 1);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 0);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 0);
 	advance_to(f, 31 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, 2);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 2);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 2);
 }
 
 static void
@@ -861,7 +766,7 @@ test_sfl0057_hold_verify_cannot_tell_renews(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 2);
 	assert_disk(f, ME, WALL_START + 12 * SEC + TTL, 1);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 
 	/* a failed pre-renew read confirmed by a good verify read renews quietly */
 	f->io->fail_reads = 1;
@@ -882,18 +787,18 @@ test_sfl0057_hold_write_error_keeps_leadership(Fixture *f, gconstpointer user_da
 	advance_to(f, 11 * SEC);
 	g_assert_cmpuint(count_warnings("still leading"), ==, 1);
 	g_assert_true(is_leader(f));
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	advance_to(f, 21 * SEC);
 	g_assert_cmpuint(count_warnings("still leading"), ==, 2);
 	g_assert_true(is_leader(f));
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	/* the disk still has the claim: a successful renewal at 31 s moves it on */
 	assert_disk(f, ME, WALL_START + TTL, 1);
 	advance_to(f, 29 * SEC + 990 * MSEC);
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	/* the claim was written at 0: a standby may take over from 30 s, so the fence closes */
 	advance_to(f, 30 * SEC);
-	g_assert_false(sfl_coordinator_check_fence(f->coord));
+	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
 	g_assert_true(is_leader(f));
 	/* the loop then wakes at 31 s, a ttl after the last success, and surrenders unwritten */
 	advance_to(f, 31 * SEC);
@@ -911,11 +816,11 @@ test_sfl0057_write_failure_only_ends_on_cancel(Fixture *f, gconstpointer user_da
 	g_assert_cmpuint(count_warnings("still leading"), ==, 1);
 	advance(f, 5 * 60 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_true(f->running);
-	g_assert_cmpuint(f->acquired, ==, 1);
-	g_assert_cmpuint(f->lost, ==, 0);
+	g_assert_true(f->c.running);
+	g_assert_cmpuint(f->c.acquired, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 0);
 	fixture_stop(f);
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 }
 
 typedef struct {
@@ -991,7 +896,7 @@ test_sfl0057_corrupt(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, c->epoch);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, c->epoch);
 	assert_disk(f, ME, WALL_START + c->claim_at + TTL, c->epoch);
 }
 
@@ -1005,7 +910,7 @@ test_sfl0012_both_reads_fail_past_ttl(Fixture *f, gconstpointer user_data)
 
 	/* ttl 21.5 s so the pre-renew read falls within it and the verify read beyond it */
 	fixture_start_with(f, 21500 * MSEC, RENEW);
-	advance_until(f, f->leading, 2 * SEC);
+	advance_until(f, f->c.leading, 2 * SEC);
 	f->io->fail_reads = G_MAXUINT;
 	/* 11 s and 12 s: both reads fail within the ttl, so we renew, with a warning */
 	advance_to(f, 12 * SEC);
@@ -1022,17 +927,17 @@ test_sfl0012_both_reads_fail_past_ttl(Fixture *f, gconstpointer user_data)
 	g_assert_true(is_leader(f));
 	advance_to(f, 23 * SEC);
 	g_assert_false(is_leader(f));
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	g_assert_cmpuint(count_warnings("giving up leadership without writing"), ==, 1);
 	g_assert_cmpuint(f->io->writes, ==, writes);
 	g_assert_true(g_bytes_equal(f->io->bytes, foreign));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 
 	/* as a standby that cannot read, it never contests */
 	advance(f, 60 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, writes);
 	g_assert_true(g_bytes_equal(f->io->bytes, foreign));
-	g_assert_cmpuint(f->acquired, ==, 1);
+	g_assert_cmpuint(f->c.acquired, ==, 1);
 }
 
 static void
@@ -1070,10 +975,10 @@ test_sfl0012_frozen_past_ttl(Fixture *f, gconstpointer user_data)
 	writes = f->io->writes;
 	/* SIGSTOP: no timer ran while the clock moved a whole ttl */
 	sfl_fake_clock_advance(f->clock, TTL);
-	g_assert_false(sfl_coordinator_check_fence(f->coord));
+	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
 	drain(f);
 	g_assert_false(is_leader(f));
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	g_assert_cmpuint(f->io->reads, ==, reads);
 	g_assert_cmpuint(f->io->writes, ==, writes);
 	g_assert_cmpuint(count_warnings("was this process stalled"), ==, 1);
@@ -1092,7 +997,7 @@ test_sfl0012_two_failures_within_ttl_renew(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 2);
 	assert_disk(f, ME, WALL_START + 12 * SEC + TTL, 1);
 	g_assert_true(is_leader(f));
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 }
 
 /* --- SFL-0015: the epoch never falls below what the store recorded ------------------------ */
@@ -1108,8 +1013,8 @@ test_sfl0015_store_7_absent_lease(Fixture *f, gconstpointer user_data)
 	install_store_floor(f);
 	wire_store(f);
 	fixture_run(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 8);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 8);
 	assert_disk(f, ME, WALL_START + TTL, 8);
 	g_assert_cmpuint(count_warnings("the lease file was lost or rewritten"), ==, 1);
 
@@ -1131,8 +1036,8 @@ test_sfl0015_without_floor_is_fenced(Fixture *f, gconstpointer user_data)
 	fixture_create(f);
 	wire_store(f);
 	fixture_run(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 	g_assert_false(store_commit(f, SFL_CHECKPOINT_STORE_NONE, "k", "v", &error));
 	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
 }
@@ -1145,8 +1050,8 @@ test_sfl0015_store_7_corrupt_lease(Fixture *f, gconstpointer user_data)
 	fixture_create(f);
 	install_store_floor(f);
 	fixture_run(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 8);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 8);
 	g_assert_cmpuint(count_warnings("the lease file was lost or rewritten"), ==, 1);
 }
 
@@ -1158,8 +1063,8 @@ test_sfl0015_lease_9_store_3(Fixture *f, gconstpointer user_data)
 	fixture_create(f);
 	install_store_floor(f);
 	fixture_run(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 10);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 10);
 	g_assert_cmpuint(warnings->len, ==, 0);
 }
 
@@ -1168,10 +1073,10 @@ test_sfl0015_failing_floor(Fixture *f, gconstpointer user_data)
 {
 	disk_set(f, OTHER, WALL_START - SEC, 9);
 	fixture_create(f);
-	sfl_coordinator_set_epoch_floor(f->coord, floor_fail, floor_fail_finish, f, NULL);
+	sfl_coordinator_set_epoch_floor(f->c.coord, floor_fail, floor_fail_finish, f, NULL);
 	fixture_run(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 10);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 10);
 	g_assert_cmpuint(f->floor_calls, ==, 1);
 	g_assert_cmpuint(count_warnings("cannot read the epoch floor"), ==, 1);
 }
@@ -1181,8 +1086,8 @@ test_sfl0015_no_floor(Fixture *f, gconstpointer user_data)
 {
 	disk_set(f, OTHER, WALL_START - SEC, 9);
 	fixture_start(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 10);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 10);
 	g_assert_cmpuint(warnings->len, ==, 0);
 }
 
@@ -1198,9 +1103,9 @@ test_sfl0015_floor_every_attempt(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	/* another leader committed in between: the next attempt reads the floor afresh */
 	store_seed_epoch(f, "12");
-	advance_until(f, f->leading, RENEW + 2 * SEC);
+	advance_until(f, f->c.leading, RENEW + 2 * SEC);
 	g_assert_cmpuint(f->floor_calls, ==, 2);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 13);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 13);
 }
 
 static void
@@ -1208,13 +1113,13 @@ test_epoch_never_lowered(Fixture *f, gconstpointer user_data)
 {
 	disk_set(f, OTHER, WALL_START - SEC, 4);
 	fixture_start(f);
-	advance_until(f, f->leading, 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 5);
+	advance_until(f, f->c.leading, 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 5);
 	/* fenced, then the lease file is deleted and no floor is known */
-	sfl_coordinator_demote(f->coord);
+	sfl_coordinator_demote(f->c.coord);
 	disk_set_raw(f, NULL);
-	advance_until(f, f->leading, RENEW + 2 * SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 6);
+	advance_until(f, f->c.leading, RENEW + 2 * SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 6);
 }
 
 /* --- hold ---------------------------------------------------------------------------------- */
@@ -1245,14 +1150,14 @@ test_hold_foreign_holder(Fixture *f, gconstpointer user_data)
 	foreign = g_bytes_ref(f->io->bytes);
 	advance_to(f, 11 * SEC);
 	g_assert_false(is_leader(f));
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	g_assert_true(g_bytes_equal(f->io->bytes, foreign));
 	g_assert_cmpuint(count_warnings("is now held by replica-a"), ==, 1);
 	/* a standby again, waiting for the new holder's lease to expire */
 	advance_to(f, 60 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, 1);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 }
 
 static void
@@ -1272,7 +1177,7 @@ test_hold_own_holder_lower_epoch(Fixture *f, gconstpointer user_data)
 {
 	disk_set(f, OTHER, WALL_START - SEC, 4);
 	fixture_start(f);
-	advance_until(f, f->leading, 2 * SEC);
+	advance_until(f, f->c.leading, 2 * SEC);
 	/* our holder with an older epoch is ours (a late write of an earlier life): renew up */
 	disk_set(f, ME, WALL_START + 100 * SEC, 3);
 	advance_to(f, 11 * SEC);
@@ -1326,23 +1231,23 @@ test_hold_freeze(Fixture *f, gconstpointer user_data)
 	g_assert_false(is_leader(f));
 	g_assert_cmpuint(f->io->reads, ==, reads);
 	g_assert_cmpuint(f->io->writes, ==, writes);
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 }
 
 static void
 test_hold_check_fence(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	/* the last successful write was issued at 0; nothing runs while time passes */
 	sfl_fake_clock_advance(f->clock, 29 * SEC - MSEC);
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	sfl_fake_clock_advance(f->clock, MSEC);
-	g_assert_false(sfl_coordinator_check_fence(f->coord));
+	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
 	g_assert_true(is_leader(f));
 	drain(f);
 	g_assert_false(is_leader(f));
-	g_assert_false(sfl_coordinator_check_fence(f->coord));
+	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
 }
 
 static void
@@ -1361,7 +1266,7 @@ test_hold_write_hangs_past_ttl(Fixture *f, gconstpointer user_data)
 	g_assert_true(is_leader(f));
 	advance_to(f, 51 * SEC - STEP);
 	g_assert_true(is_leader(f));
-	g_assert_true(sfl_coordinator_check_fence(f->coord));
+	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	/* the deadline answers the write as failed, a ttl after the last renewal */
 	advance_to(f, 51 * SEC);
 	g_assert_false(is_leader(f));
@@ -1380,25 +1285,25 @@ test_demote(Fixture *f, gconstpointer user_data)
 	start_leader(f);
 	advance_to(f, 11 * SEC);
 	writes = f->io->writes;
-	sfl_coordinator_demote(f->coord);
-	g_assert_cmpuint(f->lost, ==, 1);
+	sfl_coordinator_demote(f->c.coord);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	g_assert_false(is_leader(f));
-	g_assert_false(sfl_coordinator_check_fence(f->coord));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 1);
+	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
 	/* a standby demote is nothing */
-	sfl_coordinator_demote(f->coord);
-	g_assert_cmpuint(f->lost, ==, 1);
+	sfl_coordinator_demote(f->c.coord);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	/* our own lease, renewed at 11 s, is waited out like anyone's: it expires at 41 s */
 	advance_to(f, 40 * SEC + 990 * MSEC);
 	g_assert_cmpuint(f->io->writes, ==, writes);
-	g_assert_cmpuint(f->acquired, ==, 1);
+	g_assert_cmpuint(f->c.acquired, ==, 1);
 	advance_to(f, 41 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, writes + 1);
 	assert_disk(f, ME, WALL_START + 41 * SEC + TTL, 2);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(f->acquired, ==, 2);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 2);
+	g_assert_cmpuint(f->c.acquired, ==, 2);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 2);
 }
 
 static void
@@ -1407,19 +1312,17 @@ test_stop_releases(Fixture *f, gconstpointer user_data)
 	start_leader(f);
 	advance_to(f, 11 * SEC);
 	fixture_stop(f);
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	/* handed over early: an already-expired lease with our epoch */
 	g_assert_cmpuint(f->io->writes, ==, 3);
 	assert_disk(f, ME, WALL_START + 11 * SEC, 1);
 
 	/* a second run of the same coordinator claims the released lease at once */
-	f->run = g_cancellable_new();
-	f->running = TRUE;
-	sfl_coordinator_run_async(f->coord, on_acquired, on_lost, f, f->run, run_done_cb, f);
+	sfl_test_coord_run(&f->c);
 	drain(f);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 2);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 2);
 }
 
 static void
@@ -1429,7 +1332,7 @@ test_stop_release_fails(Fixture *f, gconstpointer user_data)
 	/* the best-effort release fails: the run ends anyway, the lease expires on its own */
 	f->io->fail_writes = 1;
 	fixture_stop(f);
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	g_assert_cmpuint(f->io->writes, ==, 2);
 	assert_disk(f, ME, WALL_START + TTL, 1);
 	g_assert_cmpuint(warnings->len, ==, 0);
@@ -1443,20 +1346,18 @@ test_stop_during_floor_read(Fixture *f, gconstpointer user_data)
 	store_seed_epoch(f, "7");
 	fixture_create(f);
 	install_store_floor(f);
-	f->run = g_cancellable_new();
-	f->running = TRUE;
-	sfl_coordinator_run_async(f->coord, on_acquired, on_lost, f, f->run, run_done_cb, f);
+	sfl_test_coord_run(&f->c);
 	while (f->floor_calls == 0) {
 		if (g_get_monotonic_time() > deadline)
 			g_error("the floor was not read within 30 s");
 		g_main_context_iteration(NULL, TRUE);
 	}
 	/* stopped while the store is being read: the late floor claims nothing */
-	g_cancellable_cancel(f->run);
+	g_cancellable_cancel(f->c.run);
 	drain(f);
-	g_assert_false(f->running);
+	g_assert_false(f->c.running);
 	g_assert_cmpuint(f->io->writes, ==, 0);
-	g_assert_cmpuint(f->acquired, ==, 0);
+	g_assert_cmpuint(f->c.acquired, ==, 0);
 }
 
 static void
@@ -1484,7 +1385,7 @@ test_stop_in_flight_writes_nothing(Fixture *f, gconstpointer user_data)
 	advance_to(f, 11 * SEC);
 	writes = f->io->writes;
 	fixture_stop(f);
-	g_assert_cmpuint(f->lost, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
 	g_assert_cmpuint(f->io->writes, ==, writes);
 	fake_lease_io_release(f->io);
 	drain(f);
@@ -1499,7 +1400,7 @@ test_stop_standby(Fixture *f, gconstpointer user_data)
 	advance_to(f, 15 * SEC);
 	fixture_stop(f);
 	g_assert_cmpuint(f->io->writes, ==, 0);
-	g_assert_cmpuint(f->lost, ==, 0);
+	g_assert_cmpuint(f->c.lost, ==, 0);
 	/* nothing runs after the stop */
 	advance(f, 60 * SEC);
 	g_assert_cmpuint(f->io->reads, ==, 2);
@@ -1508,12 +1409,12 @@ test_stop_standby(Fixture *f, gconstpointer user_data)
 static void
 test_stop_from_acquired(Fixture *f, gconstpointer user_data)
 {
-	f->stop_on_acquire = TRUE;
+	f->c.stop_on_acquire = TRUE;
 	fixture_start(f);
 	advance(f, 1 * SEC);
-	g_assert_cmpuint(f->acquired, ==, 1);
-	g_assert_cmpuint(f->lost, ==, 1);
-	g_assert_false(f->running);
+	g_assert_cmpuint(f->c.acquired, ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
+	g_assert_false(f->c.running);
 	g_assert_cmpuint(f->io->writes, ==, 2);
 	advance(f, 60 * SEC);
 	g_assert_cmpuint(f->io->reads, ==, 2);
@@ -1554,17 +1455,17 @@ test_alternation(Fixture *f, gconstpointer user_data)
 			sfl_fake_clock_advance(f->clock, TTL);
 			break;
 		case 6:
-			sfl_coordinator_demote(f->coord);
+			sfl_coordinator_demote(f->c.coord);
 			break;
 		default:
 			break;
 		}
 		advance(f, 1 * SEC);
-		g_assert_true(f->leading == is_leader(f));
+		g_assert_true(f->c.leading == is_leader(f));
 	}
-	g_assert_cmpuint(f->acquired, >=, 10);
+	g_assert_cmpuint(f->c.acquired, >=, 10);
 	fixture_stop(f);
-	g_assert_cmpuint(f->acquired, ==, f->lost);
+	g_assert_cmpuint(f->c.acquired, ==, f->c.lost);
 }
 
 /* --- the lease I/O seam ---------------------------------------------------------------------- */
@@ -1598,7 +1499,7 @@ test_io_deadline(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->coord), ==, 3);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 3);
 }
 
 static void
@@ -2012,8 +1913,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	/* warnings are asserted through the writer; criticals stay fatal */
 	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-	warnings = g_ptr_array_new_with_free_func(g_free);
-	g_log_set_writer_func(test_writer, NULL, NULL);
+	warnings = sfl_test_warnings_record(FALSE);
 
 #define ADD(path, func) g_test_add(path, Fixture, NULL, fixture_setup, func, fixture_teardown)
 	g_test_add_func("/sfl/file-lease/serialize", test_serialize);

@@ -218,6 +218,19 @@ last_status(Fixture *fx)
 	return g_ptr_array_index(fx->statuses, fx->statuses->len - 1);
 }
 
+/* a fenced term's run starts once its epoch is recorded (a store write on the worker thread) */
+static void
+wait_starts(Fixture *fx, guint n)
+{
+	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+
+	while (fx->starts < n) {
+		if (g_get_monotonic_time() > deadline)
+			g_error("the run did not start (%u of %u starts)", fx->starts, n);
+		g_main_context_iteration(NULL, TRUE);
+	}
+}
+
 /* --- cases ---------------------------------------------------------------------------------- */
 
 static void
@@ -235,7 +248,9 @@ test_acquire_and_lose(Fixture *fx, gconstpointer data)
 	fx->coordinator->epoch = 5;
 	sfl_coordinator_set_leader(SFL_COORDINATOR(fx->coordinator), TRUE);
 	g_assert_cmpint(sfl_leadership_get_readiness(fx->leadership), ==, SFL_READINESS_READY);
-	g_assert_cmpuint(fx->starts, ==, 1);
+	/* the sources start after the epoch is in the store, not before */
+	g_assert_cmpuint(fx->starts, ==, 0);
+	wait_starts(fx, 1);
 	g_assert_cmpstr(last_status(fx), ==, "leader (epoch 5)");
 
 	/* the store is fenced by this coordinator: its commits record epoch 5 */
@@ -332,6 +347,60 @@ test_epoch_floor_is_store_epoch(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(floor, ==, 7);
 }
 
+/*
+ * Found by the HA harness (tests/ha): a leader whose first commit had not landed yet (Loki was
+ * answering 429) lost its lease file; the next replica floored its epoch on the store, which
+ * still showed the previous term, and won the same epoch again. The epoch must reach the store
+ * when it is won, before any checkpoint.
+ */
+static void
+test_acquisition_records_epoch(Fixture *fx, gconstpointer data)
+{
+	guint64 floor = G_MAXUINT64;
+	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+
+	g_assert_true(commit(fx->other, SFL_STATE_KEY_FENCE_EPOCH, "3", NULL));
+	sfl_leadership_start(fx->leadership);
+	fx->coordinator->epoch = 4;
+	sfl_coordinator_set_leader(SFL_COORDINATOR(fx->coordinator), TRUE);
+	/* no checkpoint is committed by anyone: the acquisition alone records epoch 4 */
+	for (;;) {
+		g_autoptr(SflStateDoc) doc = sfl_memory_backing_dup_document(fx->backing);
+		if (g_strcmp0(sfl_state_doc_get(doc, SFL_STATE_KEY_FENCE_EPOCH), "4") == 0)
+			break;
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_main_context_iteration(NULL, TRUE);
+	}
+	/* so the floor another replica reads is this term's epoch, never the one before it */
+	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(fx->coordinator), NULL, floor_cb, &floor);
+	while (floor == G_MAXUINT64)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_cmpuint(floor, ==, 4);
+	g_assert_cmpint(sfl_leadership_get_readiness(fx->leadership), ==, SFL_READINESS_READY);
+}
+
+/* a term whose epoch is already behind the store's is demoted at once, before its sources */
+static void
+test_acquisition_behind_store_demotes(Fixture *fx, gconstpointer data)
+{
+	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+
+	g_assert_true(commit(fx->other, SFL_STATE_KEY_FENCE_EPOCH, "9", NULL));
+	sfl_leadership_start(fx->leadership);
+	fx->coordinator->epoch = 5;
+	g_ptr_array_set_size(warnings, 0);
+	sfl_coordinator_set_leader(SFL_COORDINATOR(fx->coordinator), TRUE);
+	while (fx->coordinator->demotes == 0) {
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_main_context_iteration(NULL, TRUE);
+	}
+	/* its sources never started: nothing read a store a newer leader owns */
+	g_assert_cmpuint(fx->starts, ==, 0);
+	g_assert_cmpuint(fx->stops, ==, 0);
+	g_assert_cmpint(sfl_leadership_get_readiness(fx->leadership), ==, SFL_READINESS_STANDBY);
+	g_assert_cmpuint(warnings->len, ==, 1);
+}
+
 static void
 test_alternation(Fixture *fx, gconstpointer data)
 {
@@ -341,11 +410,21 @@ test_alternation(Fixture *fx, gconstpointer data)
 	/* repeated reports of the same state reach the lifecycle once */
 	sfl_coordinator_set_leader(c, TRUE);
 	sfl_coordinator_set_leader(c, TRUE);
+	wait_starts(fx, 1);
 	sfl_coordinator_set_leader(c, FALSE);
 	sfl_coordinator_set_leader(c, FALSE);
 	sfl_coordinator_set_leader(c, TRUE);
+	wait_starts(fx, 2);
 	g_assert_cmpuint(fx->starts, ==, 2);
 	g_assert_cmpuint(fx->stops, ==, 1);
+	/* a term lost before its epoch was recorded never started: it has nothing to stop */
+	sfl_coordinator_set_leader(c, FALSE);
+	sfl_coordinator_set_leader(c, TRUE);
+	sfl_coordinator_set_leader(c, FALSE);
+	g_assert_cmpuint(fx->stops, ==, 2);
+	sfl_coordinator_set_leader(c, TRUE);
+	wait_starts(fx, 3);
+	g_assert_cmpuint(fx->stops, ==, 2);
 }
 
 static void
@@ -356,6 +435,7 @@ test_stop_while_leading(Fixture *fx, gconstpointer data)
 
 	sfl_leadership_start(fx->leadership);
 	sfl_coordinator_set_leader(SFL_COORDINATOR(fx->coordinator), TRUE);
+	wait_starts(fx, 1);
 	sfl_leadership_stop_async(fx->leadership, wait_cb, &w);
 	r = wait_for(&w);
 	g_assert_true(sfl_leadership_stop_finish(fx->leadership, r, NULL));
@@ -494,6 +574,9 @@ main(int argc, char **argv)
 	ADD("/sfl/leadership/fenced-commit-demotes", test_fenced_commit_demotes);
 	ADD("/sfl/leadership/fence-check-blocks-writes", test_fence_check_blocks_writes);
 	ADD("/sfl/leadership/epoch-floor", test_epoch_floor_is_store_epoch);
+	ADD("/sfl/leadership/acquisition-records-epoch", test_acquisition_records_epoch);
+	ADD("/sfl/leadership/acquisition-behind-store-demotes",
+	    test_acquisition_behind_store_demotes);
 	ADD("/sfl/leadership/alternation", test_alternation);
 	ADD("/sfl/leadership/stop-while-leading", test_stop_while_leading);
 	g_test_add_func("/sfl/leadership/noop", test_noop_leads_at_once);

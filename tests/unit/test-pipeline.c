@@ -583,13 +583,68 @@ static void
 test_batch_line_cap(Fixture *fx, gconstpointer data)
 {
 	g_autofree gchar *line = g_strnfill(4000, 'y');
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	SflSeries *truncated = NULL;
 
 	fx->config.max_line_bytes = 1024;
 	fx->config.max_entries = 1;
 	fx_start(fx);
+	sfl_pipeline_set_metrics(fx->pipeline, metrics);
 	fx_offer(fx, SFL_LANE_BULK, line, NULL, NULL);
-	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	fx_offer(fx, SFL_LANE_BULK, "short", NULL, NULL);
+	FX_WAIT_FOR(fx->sink->pushes->len == 2);
 	g_assert_cmpuint(strlen(fx_push(fx, 0)->lines->pdata[0]), <=, 1024);
+	/* the entry has no source label: counted as unknown, once */
+	truncated =
+		sfl_metric_family_series(sfl_metrics_counter(metrics, "sf2loki_lines_truncated", "",
+							     (const gchar *[]){ "source", NULL }),
+					 (const gchar *[]){ "unknown" });
+	g_assert_cmpfloat(sfl_series_get(truncated), ==, 1);
+}
+
+/* a failing streak: its start is reported for /readyz, then cleared by the success that
+ * also records the push's duration, retries included, and its body size */
+static void
+committed_cb(SflPipeline *pipeline, const SflStateDoc *doc, gpointer user_data)
+{
+	gchar **last = user_data;
+	g_free(*last);
+	*last = g_strdup(sfl_state_doc_get(doc, "k"));
+}
+
+static void
+test_failing_streak(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autofree gchar *committed = NULL;
+	const SflPipelineCallbacks callbacks = { .committed = committed_cb };
+	SflSeries *duration = NULL;
+	gint64 started = 0;
+
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	sfl_pipeline_set_callbacks(fx->pipeline, &callbacks, &committed);
+	sfl_pipeline_set_metrics(fx->pipeline, metrics);
+	g_assert_cmpint(sfl_pipeline_get_failing_since(fx->pipeline), ==, 0);
+	test_sink_script(fx->sink, SFL_SINK_RETRY, 5 * G_USEC_PER_SEC);
+	started = sfl_clock_monotonic_usec(fx->clock);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "1");
+	FX_WAIT_FOR(fx->sink->pushes->len == 1);
+	FX_WAIT_FOR(sfl_pipeline_get_failing_since(fx->pipeline) != 0);
+	g_assert_cmpint(sfl_pipeline_get_failing_since(fx->pipeline), ==, started);
+	fx_advance(fx, 5 * G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx_counters(fx).commits == 1);
+	g_assert_cmpint(sfl_pipeline_get_failing_since(fx->pipeline), ==, 0);
+	g_assert_cmpstr(committed, ==, "1");
+	g_assert_cmpint(fx_counters(fx).last_success_wall_usec, ==, sfl_clock_wall_usec(fx->clock));
+	duration = sfl_metric_family_series(
+		sfl_metrics_histogram(metrics, "sf2loki_loki_push_duration_seconds", "", NULL,
+				      (const gdouble[]){ 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+							 1, 2.5, 5, 10 },
+				      11),
+		NULL);
+	g_assert_cmpuint(sfl_series_get_count(duration), ==, 1);
+	g_assert_cmpfloat(sfl_series_get(duration), ==, 5.0);
 }
 
 /* --- commits -------------------------------------------------------------------------------- */
@@ -962,7 +1017,67 @@ test_fenced(Fixture *fx, gconstpointer data)
 	late = fx_entry(fx, "b", "k", "2");
 	g_assert_false(sfl_pipeline_offer(fx->pipeline, SFL_LANE_STREAMING, late));
 	fx_drain();
+	/* a closed fence withholds the push itself: its commit could never land */
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
+}
+
+/*
+ * Found by the HA harness (tests/ha): a leader that lost the lease kept draining its queue to
+ * Loki for up to shutdown_grace while the next leader sent the same lines. Once the fence
+ * closes, nothing more is pushed, neither new batches nor what a stop would drain.
+ */
+static void
+test_fenced_no_push_after_loss(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
+	FX_WAIT_FOR(fx_committed_is(fx, "k", "1"));
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
+	/* a push is in flight and more is queued when the lease is lost */
+	fx->sink->hold = TRUE;
+	fx_offer(fx, SFL_LANE_BULK, "b", "k", "2");
+	fx_offer(fx, SFL_LANE_BULK, "c", "k", "3");
+	fx_offer(fx, SFL_LANE_BULK, "d", "k", "4");
+	fx_drain();
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
+	fx->fence_open = FALSE;
+	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
+	test_sink_release(fx->sink);
+	FX_WAIT_FOR(fx->stopped);
+	/* "b" was on the wire already; "c" and "d" never left */
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
+	FX_ASSERT_COMMITTED(fx, "k", "1");
+	g_assert_cmpuint(fx_counters(fx).abandoned_entries, >=, 1);
+}
+
+/*
+ * Found by the HA harness (tests/ha): a push backing off when the lease was lost fired after
+ * this replica had won the lease again; the new term's open fence let the old run's push and
+ * its older checkpoint through, rewinding what another leader had committed in between.
+ */
+static void
+test_no_late_push_into_next_term(Fixture *fx, gconstpointer data)
+{
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
+	FX_WAIT_FOR(fx_committed_is(fx, "k", "1"));
+	/* the next push fails and waits for its retry */
+	test_sink_script(fx->sink, SFL_SINK_RETRY, -1);
+	fx_offer(fx, SFL_LANE_BULK, "b", "k", "2");
+	FX_WAIT_FOR(fx->sink->pushes->len == 2);
+	/* the term ends, the run is stopped, and this replica leads again before the retry */
+	fx->fence_open = FALSE;
+	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
+	fx_drain();
+	fx->fence_open = TRUE;
+	fx_advance(fx, 60 * G_USEC_PER_SEC);
+	FX_WAIT_FOR(fx->stopped);
+	fx_advance(fx, 60 * G_USEC_PER_SEC);
+	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
+	FX_ASSERT_COMMITTED(fx, "k", "1");
+	g_assert_cmpuint(fx_counters(fx).abandoned_entries, ==, 1);
 }
 
 static void
@@ -1083,6 +1198,7 @@ main(int argc, char **argv)
 	ADD("/sfl/pipeline/batch/bytes", test_batch_bytes);
 	ADD("/sfl/pipeline/batch/timer", test_batch_timer);
 	ADD("/sfl/pipeline/batch/line-cap", test_batch_line_cap);
+	ADD("/sfl/pipeline/failing-streak", test_failing_streak);
 	ADD("/sfl/pipeline/commit/after-push", test_commit_after_push);
 	ADD("/sfl/pipeline/commit/markers-alone", test_commit_markers_alone);
 	ADD("/sfl/pipeline/commit/key-order", test_commit_key_order);
@@ -1096,6 +1212,8 @@ main(int argc, char **argv)
 	ADD("/sfl/pipeline/backpressure/huge-entry", test_backpressure_huge_entry);
 	ADD("/sfl/pipeline/lanes/independent", test_lanes_independent);
 	ADD("/sfl/pipeline/errors/fenced", test_fenced);
+	ADD("/sfl/pipeline/errors/fenced-no-push-after-loss", test_fenced_no_push_after_loss);
+	ADD("/sfl/pipeline/errors/no-late-push-into-next-term", test_no_late_push_into_next_term);
 	ADD("/sfl/pipeline/errors/fatal", test_fatal);
 	ADD("/sfl/pipeline/shutdown/drain", test_shutdown_drain);
 	ADD("/sfl/pipeline/shutdown/leapfrog", test_shutdown_leapfrog);

@@ -1,0 +1,140 @@
+#!/usr/bin/python3
+# Copyright 2026 sf2loki contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Static checks of deploy/helm without helm (not packaged in Debian 12).
+
+Chart.yaml and the values files are plain YAML and are parsed as they are. Templates are Go
+templates, not YAML: each is reduced to a YAML skeleton (control lines dropped, an included or
+toYaml'd block replaced by one placeholder key at its indentation, inline expressions by a
+placeholder scalar) and that skeleton must parse with python3-yaml. The checks then assert
+the chart's promises on the skeleton and the template text. A real render is the manual check
+in docs/deployment/kubernetes.md.
+
+usage: check_chart.py CHART_DIR        exit 0 on success, 77 when python3-yaml is missing
+"""
+
+import os
+import re
+import sys
+
+try:
+    import yaml
+except ImportError:
+    print("python3-yaml missing", file=sys.stderr)
+    sys.exit(77)
+
+CONTROL = re.compile(r"^\s*\{\{-?\s*(if|else|end|with|range|include \"sf2loki.validate\"|\$\w+\s*:=|/\*)")
+BLOCK = re.compile(r"^(\s*)\{\{-?\s*(include|toYaml)\b.*\|\s*nindent\s+(\d+)\s*-?\}\}\s*$")
+INLINE = re.compile(r"\{\{-?.*?-?\}\}")
+
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+
+
+def skeleton(text):
+    out = []
+    for line in text.splitlines():
+        if CONTROL.match(line):
+            continue
+        block = BLOCK.match(line)
+        if block:
+            out.append(" " * int(block.group(3)) + "x-templated: block")
+            continue
+        out.append(INLINE.sub("TEMPLATED", line))
+    return "\n".join(out) + "\n"
+
+
+def main():
+    chart = sys.argv[1]
+    with open(os.path.join(chart, "Chart.yaml"), encoding="utf-8") as f:
+        meta = yaml.safe_load(f)
+    check(meta.get("apiVersion") == "v2" and meta.get("name") == "sf2loki", "Chart.yaml")
+    values = {}
+    for name in ("values.yaml", "values-ha.yaml"):
+        with open(os.path.join(chart, name), encoding="utf-8") as f:
+            values[name] = yaml.safe_load(f)
+    base = values["values.yaml"]
+    check(base["replicaCount"] == 1 and base["ha"]["enabled"] is False, "standalone by default")
+    check(base["serviceAccount"]["create"] is True, "a dedicated service account by default")
+    check(base["config"]["coordinate"]["k8s_lease"]["name"] == base["ha"]["leaseName"],
+          "leaseName matches the config")
+    ha = values["values-ha.yaml"]
+    check(ha["replicaCount"] == 2 and ha["ha"]["enabled"], "values-ha is an HA pair")
+    check(ha["config"]["coordinate"]["type"] == "k8s_lease", "values-ha uses k8s_lease")
+    check(ha["config"]["state"]["store"] != "file" or ha.get("stateVolume"),
+          "values-ha shares the file store through a volume")
+
+    docs = {}
+    tdir = os.path.join(chart, "templates")
+    for name in sorted(os.listdir(tdir)):
+        path = os.path.join(tdir, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        check("{{" not in INLINE.sub("", text), f"{name}: an unterminated template action")
+        if not name.endswith(".yaml"):
+            continue
+        try:
+            parsed = [d for d in yaml.safe_load_all(skeleton(text)) if d]
+        except yaml.YAMLError as exc:
+            failures.append(f"{name}: the skeleton does not parse: {exc}")
+            continue
+        for doc in parsed:
+            docs.setdefault(doc.get("kind"), []).append((name, text, doc))
+
+    for kind in ("Deployment", "ConfigMap", "ServiceAccount", "Role", "RoleBinding",
+                 "PodDisruptionBudget", "Service"):
+        check(kind in docs, f"no {kind}")
+    if failures:
+        return report()
+
+    _, text, deploy = docs["Deployment"][0]
+    pod = deploy["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    check(container["readinessProbe"]["httpGet"]["path"] == "/readyz", "readiness on /readyz")
+    check(container["livenessProbe"]["httpGet"]["path"] == "/healthz", "liveness on /healthz")
+    sc = container["securityContext"]
+    check(sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
+          and sc["capabilities"]["drop"] == ["ALL"] and sc["runAsNonRoot"] is True,
+          "container security context fixed")
+    check(pod["securityContext"]["runAsNonRoot"] is True
+          and pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault",
+          "pod security context fixed")
+    check("automountServiceAccountToken: {{ $k8sLease }}" in text,
+          "the token is mounted only for k8s_lease")
+    check("resources" in container, "resources set")
+    check(any(e["name"] == "POD_NAMESPACE" for e in container["env"]), "POD_NAMESPACE env")
+
+    _, role_text, role = docs["Role"][0]
+    rules = role["rules"]
+    verbs = sorted(v for r in rules for v in r["verbs"])
+    check(verbs == ["create", "get", "update"], f"Role verbs {verbs}")
+    check(all(r["apiGroups"] == ["coordination.k8s.io"] and r["resources"] == ["leases"]
+              for r in rules), "Role is about leases only")
+    check('eq (include "sf2loki.coordinator" .) "k8s_lease"' in role_text,
+          "RBAC only with k8s_lease")
+
+    with open(os.path.join(tdir, "_helpers.tpl"), encoding="utf-8") as f:
+        helpers = f.read()
+    check("serviceAccount.name is required when serviceAccount.create is false" in helpers,
+          "the render fails without a service account name")
+    check("replicaCount > 1 needs ha.enabled" in helpers, "replicas need ha.enabled")
+    _, sa_text, sa = docs["ServiceAccount"][0]
+    check(sa.get("automountServiceAccountToken") is False, "the SA does not automount")
+    return report()
+
+
+def report():
+    for message in failures:
+        print(f"FAIL: {message}", file=sys.stderr)
+    if failures:
+        return 1
+    print("chart checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "sf2loki-run"
+
+#include "config.h"
+
+#include "sfl-run-obs.h"
+
+#include <string.h>
+
+#include "sfl-shape.h"
+
+/* a position longer than this is cut in /statusz: an id window can be kilobytes */
+#define SFL_RUN_OBS_POSITION_MAX 160
+
+typedef struct {
+	gchar *value;
+	gint64 committed_at; /* wall clock, microseconds */
+} SflCommitted;
+
+struct _SflRunObs {
+	const SflConfig *config;
+	SflMetrics *metrics;
+	gboolean multi_org;
+	GHashTable *committed; /* key -> SflCommitted */
+	SflMetricFamily *watermark;
+	SflMetricFamily *replay_commit;
+};
+
+static void
+sfl_committed_free(gpointer data)
+{
+	SflCommitted *c = data;
+	g_free(c->value);
+	g_free(c);
+}
+
+/**
+ * sfl_run_obs_new:
+ * @config: the run's configuration (must outlive the object)
+ * @metrics: the registry
+ *
+ * Returns: (transfer full): a new tracker
+ */
+SflRunObs *
+sfl_run_obs_new(const SflConfig *config, SflMetrics *metrics)
+{
+	SflRunObs *self = g_new0(SflRunObs, 1);
+	const gchar *single[] = { "source", "object", NULL };
+	const gchar *multi[] = { "source", "object", "org", NULL };
+	const gchar *topic[] = { "topic", NULL };
+	const gchar *topic_org[] = { "topic", "org", NULL };
+
+	self->config = config;
+	self->metrics = sfl_metrics_ref(metrics);
+	self->multi_org = config->data.orgs != NULL && config->data.orgs->len > 0;
+	self->committed =
+		g_hash_table_new_full(g_str_hash, g_str_equal, g_free, sfl_committed_free);
+	/* SFL-0016: multi-org keys get the gauges too, with their org as a label */
+	self->watermark =
+		sfl_metrics_gauge(metrics, "sf2loki_watermark_timestamp_seconds",
+				  "The committed cursor's timestamp, per source and object.",
+				  self->multi_org ? multi : single);
+	self->replay_commit =
+		sfl_metrics_gauge(metrics, "sf2loki_last_replay_commit_timestamp_seconds",
+				  "Unix time of the last Pub/Sub replay id commit, per topic.",
+				  self->multi_org ? topic_org : topic);
+	return self;
+}
+
+void
+sfl_run_obs_free(SflRunObs *self)
+{
+	if (self == NULL)
+		return;
+	g_hash_table_unref(self->committed);
+	sfl_metrics_unref(self->metrics);
+	g_free(self);
+}
+
+/* the cursor's own time: `last_created` (ELF), `last_ts` (objects, ApexLog); FALSE if none */
+static gboolean
+sfl_run_obs_cursor_time(const gchar *value, const gchar *field, gdouble *seconds)
+{
+	json_t *root = json_loads(value, 0, NULL);
+	const gchar *text = NULL;
+	gint64 usec = 0;
+	gboolean ok = FALSE;
+
+	if (root == NULL)
+		return FALSE;
+	text = json_string_value(json_object_get(root, field));
+	if (text != NULL && sfl_parse_iso_datetime(text, &usec)) {
+		*seconds = (gdouble)usec / G_USEC_PER_SEC;
+		ok = TRUE;
+	}
+	json_decref(root);
+	return ok;
+}
+
+/* original §1.8, with the multi-org keys included (SFL-0016) and the objects cursor parsed */
+static void
+sfl_run_obs_gauges(SflRunObs *self, const gchar *key, const gchar *value, gint64 now)
+{
+	const gchar *org = NULL;
+	g_autofree gchar *org_name = NULL;
+	const gchar *rest = key;
+	const gchar *source = NULL;
+	const gchar *object = NULL;
+	const gchar *field = NULL;
+	gdouble seconds = (gdouble)now / G_USEC_PER_SEC;
+
+	if (g_str_has_prefix(key, "org=")) {
+		const gchar *colon = strchr(key + 4, ':');
+		if (colon == NULL)
+			return;
+		org_name = g_strndup(key + 4, (gsize)(colon - key - 4));
+		org = org_name;
+		rest = colon + 1;
+	}
+	/* a label set is fixed per family: a key of the other mode cannot be shown */
+	if ((org != NULL) != self->multi_org)
+		return;
+	if (g_str_has_prefix(rest, "pubsub:")) {
+		const gchar *values[] = { rest + 7, org, NULL };
+		sfl_series_set(sfl_metric_family_series(self->replay_commit, values), seconds);
+		return;
+	}
+	if (g_str_has_prefix(rest, "eventlog_objects:")) {
+		source = "eventlog_objects";
+		object = rest + strlen("eventlog_objects:");
+		field = "last_ts";
+	} else if (g_str_has_prefix(rest, "eventlogfile:")) {
+		source = "eventlogfile";
+		object = rest + strlen("eventlogfile:");
+		field = "last_created";
+	} else if (g_str_equal(rest, "apexlog")) {
+		source = "apexlog";
+		object = "apexlog";
+		field = "last_ts";
+	} else {
+		return;
+	}
+	{
+		const gchar *values[] = { source, object, org, NULL };
+		/* a cursor without its time still proves progress: the commit time stands in */
+		(void)sfl_run_obs_cursor_time(value, field, &seconds);
+		sfl_series_set(sfl_metric_family_series(self->watermark, values), seconds);
+	}
+}
+
+/**
+ * sfl_run_obs_committed:
+ * @self: the tracker
+ * @doc: the keys and values just written
+ * @now_wall_usec: the wall clock
+ */
+void
+sfl_run_obs_committed(SflRunObs *self, const SflStateDoc *doc, gint64 now_wall_usec)
+{
+	for (guint i = 0; i < sfl_state_doc_size(doc); i++) {
+		const gchar *key = sfl_state_doc_key_at(doc, i);
+		const gchar *value = sfl_state_doc_get(doc, key);
+		SflCommitted *c = NULL;
+
+		if (value == NULL || sfl_state_key_is_reserved(key))
+			continue;
+		c = g_new0(SflCommitted, 1);
+		c->value = g_strdup(value);
+		c->committed_at = now_wall_usec;
+		g_hash_table_replace(self->committed, g_strdup(key), c);
+		sfl_run_obs_gauges(self, key, value, now_wall_usec);
+	}
+}
+
+/* the part of a cursor a person reads: its time, else the value itself (cut) */
+static json_t *
+sfl_run_obs_position(const gchar *value)
+{
+	static const gchar *const fields[] = { "last_created", "last_ts", "replay_id" };
+	json_t *root = json_loads(value, 0, NULL);
+	json_t *out = NULL;
+
+	for (guint i = 0; root != NULL && json_is_object(root) && i < G_N_ELEMENTS(fields); i++) {
+		json_t *v = json_object_get(root, fields[i]);
+		if (v != NULL && !json_is_null(v)) {
+			out = json_pack("{s:O}", fields[i], v);
+			break;
+		}
+	}
+	if (root != NULL)
+		json_decref(root);
+	if (out != NULL)
+		return out;
+	if (strlen(value) <= SFL_RUN_OBS_POSITION_MAX)
+		return json_string(value);
+	{
+		/* cut on a character boundary, and say so */
+		const gchar *end = g_utf8_find_prev_char(value, value + SFL_RUN_OBS_POSITION_MAX);
+		g_autofree gchar *cut = g_strndup(value, (gsize)(end - value));
+		g_autofree gchar *text = g_strconcat(cut, "…", NULL);
+		return json_string(text);
+	}
+}
+
+static gint
+sfl_run_obs_strcmp(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(const gchar *const *)a, *(const gchar *const *)b);
+}
+
+/**
+ * sfl_run_obs_checkpoints:
+ * @self: the tracker
+ * @now_wall_usec: the wall clock
+ *
+ * Returns: (transfer full): the positions committed by this process, for /statusz
+ */
+json_t *
+sfl_run_obs_checkpoints(SflRunObs *self, gint64 now_wall_usec)
+{
+	json_t *out = json_array();
+	g_autofree gpointer *keys = NULL;
+	guint n = 0;
+
+	keys = g_hash_table_get_keys_as_array(self->committed, &n);
+	qsort(keys, n, sizeof(gpointer), sfl_run_obs_strcmp);
+	for (guint i = 0; i < n; i++) {
+		const SflCommitted *c = g_hash_table_lookup(self->committed, keys[i]);
+		g_autofree gchar *iso = sfl_format_iso_seconds(c->committed_at);
+
+		json_array_append_new(
+			out,
+			json_pack("{s:s, s:o, s:s?, s:f}", "key", (const gchar *)keys[i],
+				  "position", sfl_run_obs_position(c->value), "committed_at", iso,
+				  "age_seconds",
+				  (gdouble)(now_wall_usec - c->committed_at) / G_USEC_PER_SEC));
+	}
+	return out;
+}
+
+/**
+ * sfl_run_obs_degraded:
+ * @self: the tracker
+ * @auth_failing_org: (nullable): the first org whose authentication is failing
+ * @failing_since: the monotonic start of the longest Loki failure streak, or 0
+ * @now_mono_usec: the monotonic clock
+ *
+ * Returns: (transfer full) (nullable): `degraded: …`, or %NULL when nothing degrades readiness
+ */
+gchar *
+sfl_run_obs_degraded(SflRunObs *self, const gchar *auth_failing_org, gint64 failing_since,
+		     gint64 now_mono_usec)
+{
+	SflDuration threshold = self->config->data.service.unready_after_sink_failing;
+
+	if (auth_failing_org != NULL)
+		return g_strdup_printf("degraded: org %s auth failing", auth_failing_org);
+	if (threshold > 0 && failing_since > 0 && now_mono_usec - failing_since > threshold) {
+		gint64 secs = (now_mono_usec - failing_since) / G_USEC_PER_SEC;
+		if (secs < 60)
+			return g_strdup_printf(
+				"degraded: loki pushes failing for %" G_GINT64_FORMAT "s", secs);
+		return g_strdup_printf("degraded: loki pushes failing for %" G_GINT64_FORMAT "m",
+				       secs / 60);
+	}
+	return NULL;
+}

@@ -1,0 +1,704 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflCasLease"
+
+#include "config.h"
+
+#include "sfl-cas-lease-coordinator.h"
+
+#include "sfl-error.h"
+#include "sfl-lease-common.h"
+
+/*
+ * Times (monotonic): last_ok is when the last successful write was *issued* (so the document
+ * it stored cannot look stale to a standby before last_ok + duration), last_confirmed when the
+ * last read or write that showed the lease ours was issued, observed_at when this replica first
+ * saw the current version (the staleness clock).
+ *
+ * Messages go to the log domain of the kind of lease (SflK8sLease, ...), not this file's.
+ */
+
+/* --- the document ------------------------------------------------------------------------- */
+
+/**
+ * sfl_cas_lease_doc_new:
+ *
+ * Returns: (transfer full): a document with every field unset
+ */
+SflCasLeaseDoc *
+sfl_cas_lease_doc_new(void)
+{
+	SflCasLeaseDoc *doc = g_new0(SflCasLeaseDoc, 1);
+
+	doc->epoch = -1;
+	return doc;
+}
+
+SflCasLeaseDoc *
+sfl_cas_lease_doc_copy(const SflCasLeaseDoc *doc)
+{
+	SflCasLeaseDoc *copy = g_new0(SflCasLeaseDoc, 1);
+
+	*copy = *doc;
+	copy->version = g_strdup(doc->version);
+	copy->holder = g_strdup(doc->holder);
+	copy->tenure = g_strdup(doc->tenure);
+	return copy;
+}
+
+void
+sfl_cas_lease_doc_free(SflCasLeaseDoc *doc)
+{
+	if (doc == NULL)
+		return;
+	g_free(doc->version);
+	g_free(doc->holder);
+	g_free(doc->tenure);
+	g_free(doc);
+}
+
+/* --- the backend -------------------------------------------------------------------------- */
+
+G_DEFINE_INTERFACE(SflCasLeaseBackend, sfl_cas_lease_backend, G_TYPE_OBJECT)
+
+static void
+sfl_cas_lease_backend_default_init(SflCasLeaseBackendInterface *iface)
+{
+}
+
+/* --- the engine --------------------------------------------------------------------------- */
+
+typedef struct {
+	gchar *holder;
+	gint64 duration_usec;
+	gint64 renew_usec;
+	SflClock *clock;
+	SflCasLeaseBackend *backend;
+	SflLeaseChain chain;
+	guint64 epoch;
+	/* what this replica last saw */
+	SflCasLeaseDoc *doc; /* NULL when absent or never read */
+	gchar *observed_version;
+	gint64 observed_at;
+	/* acquire: the epoch the claim carries */
+	guint64 claim_epoch;
+	/* hold */
+	gint64 last_ok;
+	gint64 last_confirmed;
+	gboolean last_read_ours;
+} SflCasLeaseCoordinatorPrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE(SflCasLeaseCoordinator, sfl_cas_lease_coordinator, SFL_TYPE_COORDINATOR)
+
+#define GET_PRIVATE(o)                                                                             \
+	((SflCasLeaseCoordinatorPrivate *)sfl_cas_lease_coordinator_get_instance_private(          \
+		SFL_CAS_LEASE_COORDINATOR(o)))
+#define CAS_LOG(priv, level, ...) g_log((priv)->chain.log_domain, (level), __VA_ARGS__)
+
+static SflCasLeaseBackendInterface *
+sfl_cas_lease_coordinator_iface(SflCasLeaseCoordinatorPrivate *priv)
+{
+	return SFL_CAS_LEASE_BACKEND_GET_IFACE(priv->backend);
+}
+
+static const gchar *
+sfl_cas_lease_coordinator_name(SflCasLeaseCoordinatorPrivate *priv)
+{
+	return sfl_cas_lease_coordinator_iface(priv)->describe(priv->backend);
+}
+
+static SflLeaseCall *
+sfl_cas_lease_coordinator_call_new(SflCasLeaseCoordinator *self)
+{
+	return sfl_lease_call_new(&GET_PRIVATE(self)->chain, self);
+}
+
+/* what happens when a read or write of the current chain completes: the document or @error */
+typedef void (*SflCasLeaseStep)(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+				const SflCasLeaseDoc *doc, const GError *error);
+typedef SflCasLeaseDoc *(*SflCasLeaseFinish)(SflCasLeaseBackend *backend, GAsyncResult *result,
+					     GError **error);
+
+/* every read and write completes here; completions of an abandoned chain are dropped */
+static void
+sfl_cas_lease_coordinator_doc_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(call->owner);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCasLeaseDoc) doc =
+		((SflCasLeaseFinish)call->finish)(GET_PRIVATE(self)->backend, result, &error);
+
+	if (!sfl_lease_call_is_current(call))
+		return;
+	((SflCasLeaseStep)call->step)(self, call, doc, error);
+}
+
+static SflLeaseCall *
+sfl_cas_lease_coordinator_doc_call(SflCasLeaseCoordinator *self, SflCasLeaseFinish finish,
+				   SflCasLeaseStep step)
+{
+	SflLeaseCall *call = sfl_cas_lease_coordinator_call_new(self);
+
+	call->finish = (GCallback)finish;
+	call->step = (GCallback)step;
+	return call;
+}
+
+static void
+sfl_cas_lease_coordinator_read(SflCasLeaseCoordinator *self, SflCasLeaseStep step)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	SflCasLeaseBackendInterface *iface = sfl_cas_lease_coordinator_iface(priv);
+
+	iface->read_async(priv->backend, priv->chain.cancellable, sfl_cas_lease_coordinator_doc_cb,
+			  sfl_cas_lease_coordinator_doc_call(self, iface->read_finish, step));
+}
+
+/* a document to write: ours (or nobody's with @holder ""), with the given epoch, renewed now */
+static SflCasLeaseDoc *
+sfl_cas_lease_coordinator_ours(SflCasLeaseCoordinatorPrivate *priv, const gchar *holder,
+			       const gchar *tenure, guint64 epoch)
+{
+	SflCasLeaseDoc *doc = sfl_cas_lease_doc_new();
+
+	doc->holder = g_strdup(holder);
+	doc->epoch = (gint64)MIN(epoch, (guint64)G_MAXINT64);
+	doc->duration_usec = priv->duration_usec;
+	doc->tenure = g_strdup(tenure);
+	doc->wall_usec = sfl_clock_wall_usec(priv->clock);
+	return doc;
+}
+
+/* without @version a create-only write, else a compare-and-swap on it */
+static void
+sfl_cas_lease_coordinator_write(SflCasLeaseCoordinator *self, const SflCasLeaseDoc *doc,
+				const gchar *version, SflCasLeaseStep step)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	SflCasLeaseBackendInterface *iface = sfl_cas_lease_coordinator_iface(priv);
+
+	iface->write_async(priv->backend, doc,
+			   version != NULL ? SFL_CAS_LEASE_IF_VERSION : SFL_CAS_LEASE_CREATE_ONLY,
+			   version, priv->chain.cancellable, sfl_cas_lease_coordinator_doc_cb,
+			   sfl_cas_lease_coordinator_doc_call(self, iface->write_finish, step));
+}
+
+/* remembers @doc (NULL: absent) and restarts the staleness clock when its version changed */
+static void
+sfl_cas_lease_coordinator_observe(SflCasLeaseCoordinatorPrivate *priv, const SflCasLeaseDoc *doc)
+{
+	const gchar *version = doc != NULL ? doc->version : NULL;
+
+	g_clear_pointer(&priv->doc, sfl_cas_lease_doc_free);
+	if (doc != NULL)
+		priv->doc = sfl_cas_lease_doc_copy(doc);
+	if (version != NULL && g_strcmp0(version, priv->observed_version) == 0)
+		return;
+	g_free(priv->observed_version);
+	priv->observed_version = g_strdup(version);
+	priv->observed_at = sfl_lease_chain_now(&priv->chain);
+}
+
+static const gchar *
+sfl_cas_lease_coordinator_version(SflCasLeaseCoordinatorPrivate *priv)
+{
+	return priv->doc != NULL ? priv->doc->version : NULL;
+}
+
+static gboolean sfl_cas_lease_coordinator_acquire_cb(gpointer user_data);
+static gboolean sfl_cas_lease_coordinator_hold_cb(gpointer user_data);
+
+static void
+sfl_cas_lease_coordinator_schedule(SflCasLeaseCoordinator *self, gint64 delay_usec,
+				   GSourceFunc func)
+{
+	sfl_lease_chain_schedule(&GET_PRIVATE(self)->chain, delay_usec, func, self);
+}
+
+static void
+sfl_cas_lease_coordinator_back_off(SflCasLeaseCoordinator *self)
+{
+	sfl_cas_lease_coordinator_schedule(self, GET_PRIVATE(self)->renew_usec,
+					   sfl_cas_lease_coordinator_acquire_cb);
+}
+
+static void
+sfl_cas_lease_coordinator_surrender(SflCasLeaseCoordinator *self)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+
+	priv->last_read_ours = FALSE;
+	sfl_cas_lease_coordinator_back_off(self);
+	sfl_lease_chain_log_standby(&priv->chain, SFL_COORDINATOR(self), priv->epoch);
+}
+
+/* --- acquire (standby) -------------------------------------------------------------------- */
+
+static void
+sfl_cas_lease_coordinator_acquire_written(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+					  const SflCasLeaseDoc *stored, const GError *error)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+
+	if (stored == NULL) {
+		if (g_error_matches(error, SFL_ERROR, SFL_ERROR_CONFLICT)) {
+			CAS_LOG(priv, G_LOG_LEVEL_MESSAGE, "lost the race for the %s: %s",
+				sfl_cas_lease_coordinator_name(priv), error->message);
+		} else {
+			CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+				"cannot claim the %s: %s; retrying in %.1f s",
+				sfl_cas_lease_coordinator_name(priv), error->message,
+				sfl_lease_secs(priv->renew_usec));
+		}
+		sfl_cas_lease_coordinator_back_off(self);
+		return;
+	}
+	sfl_cas_lease_coordinator_observe(priv, stored);
+	priv->epoch = priv->claim_epoch;
+	priv->last_ok = call->issued;
+	priv->last_confirmed = call->issued;
+	priv->last_read_ours = TRUE;
+	sfl_lease_chain_log_acquired(&priv->chain, sfl_cas_lease_coordinator_name(priv),
+				     priv->holder, priv->epoch);
+	/* the timer first: the acquired callback may demote or stop us at once */
+	sfl_cas_lease_coordinator_schedule(self, priv->renew_usec,
+					   sfl_cas_lease_coordinator_hold_cb);
+	sfl_coordinator_set_leader(SFL_COORDINATOR(self), TRUE);
+}
+
+static void
+sfl_cas_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *result,
+					   gpointer user_data)
+{
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(call->owner);
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCasLeaseDoc) claim = NULL;
+	guint64 floor = 0;
+	gboolean ok =
+		sfl_coordinator_epoch_floor_finish(SFL_COORDINATOR(self), result, &floor, &error);
+
+	if (!sfl_lease_call_is_current(call))
+		return;
+	priv->claim_epoch = sfl_lease_chain_next_epoch(
+		&priv->chain, ok ? NULL : error, floor, priv->claim_epoch, priv->epoch,
+		sfl_cas_lease_coordinator_name(priv), " (was it deleted or recreated?)");
+	/* replace the version we judged stale (a compare-and-swap), or create */
+	claim = sfl_cas_lease_coordinator_ours(priv, priv->holder, NULL, priv->claim_epoch);
+	sfl_cas_lease_coordinator_write(self, claim, sfl_cas_lease_coordinator_version(priv),
+					sfl_cas_lease_coordinator_acquire_written);
+}
+
+static gboolean
+sfl_cas_lease_coordinator_claimable(SflCasLeaseCoordinatorPrivate *priv, const SflCasLeaseDoc *doc,
+				    gint64 *wait_usec)
+{
+	gint64 stale = 0;
+
+	*wait_usec = 0;
+	if (doc->holder == NULL || doc->holder[0] == '\0' || doc->duration_usec <= 0)
+		return TRUE;
+	stale = sfl_lease_chain_now(&priv->chain) - priv->observed_at;
+	if (stale >= doc->duration_usec)
+		return TRUE;
+	*wait_usec = doc->duration_usec - stale;
+	return FALSE;
+}
+
+static void
+sfl_cas_lease_coordinator_acquire_read(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+				       const SflCasLeaseDoc *doc, const GError *error)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	gint64 wait_usec = 0;
+
+	if (doc == NULL && !g_error_matches(error, SFL_ERROR, SFL_ERROR_NOT_FOUND)) {
+		/* cannot tell is never absent: a create or replace now could unseat a live leader
+		 */
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"cannot read the %s (%s); backing off without contesting",
+			sfl_cas_lease_coordinator_name(priv), error->message);
+		sfl_cas_lease_coordinator_back_off(self);
+		return;
+	}
+	sfl_cas_lease_coordinator_observe(priv, doc);
+	priv->claim_epoch = 0;
+	if (doc != NULL) {
+		if (!sfl_cas_lease_coordinator_claimable(priv, doc, &wait_usec)) {
+			CAS_LOG(priv, G_LOG_LEVEL_DEBUG,
+				"the %s is held by %s (epoch %" G_GINT64_FORMAT
+				"); claimable in %.1f s unless renewed",
+				sfl_cas_lease_coordinator_name(priv), doc->holder, doc->epoch,
+				sfl_lease_secs(wait_usec));
+			/* look again when it would turn stale: failover within duration + renew */
+			sfl_cas_lease_coordinator_schedule(self, MIN(priv->renew_usec, wait_usec),
+							   sfl_cas_lease_coordinator_acquire_cb);
+			return;
+		}
+		priv->claim_epoch = doc->epoch > 0 ? (guint64)doc->epoch : 0;
+	}
+	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(self), priv->chain.cancellable,
+					  sfl_cas_lease_coordinator_acquire_floor_cb,
+					  sfl_cas_lease_coordinator_call_new(self));
+}
+
+static gboolean
+sfl_cas_lease_coordinator_acquire_cb(gpointer user_data)
+{
+	SflCasLeaseCoordinator *self = user_data;
+
+	sfl_lease_chain_clear_timer(&GET_PRIVATE(self)->chain);
+	sfl_cas_lease_coordinator_read(self, sfl_cas_lease_coordinator_acquire_read);
+	return G_SOURCE_REMOVE;
+}
+
+/* --- hold (leader) ------------------------------------------------------------------------ */
+
+static void
+sfl_cas_lease_coordinator_hold_written(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+				       const SflCasLeaseDoc *stored, const GError *error)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	gint64 since_ok;
+
+	if (stored != NULL) {
+		sfl_cas_lease_coordinator_observe(priv, stored);
+		priv->last_ok = call->issued;
+		priv->last_confirmed = call->issued;
+		priv->last_read_ours = TRUE;
+		sfl_cas_lease_coordinator_schedule(self, priv->renew_usec,
+						   sfl_cas_lease_coordinator_hold_cb);
+		return;
+	}
+	priv->last_read_ours = FALSE;
+	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_CONFLICT) ||
+	    g_error_matches(error, SFL_ERROR, SFL_ERROR_NOT_FOUND)) {
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"the %s changed or was deleted under us (%s): giving up leadership",
+			sfl_cas_lease_coordinator_name(priv), error->message);
+		sfl_cas_lease_coordinator_surrender(self);
+		return;
+	}
+	since_ok = sfl_lease_chain_now(&priv->chain) - priv->last_ok;
+	if (since_ok >= priv->duration_usec) {
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"cannot renew the %s (%s) and the last renewal was %.1f s ago, not within "
+			"its duration of %.1f s: giving up leadership",
+			sfl_cas_lease_coordinator_name(priv), error->message,
+			sfl_lease_secs(since_ok), sfl_lease_secs(priv->duration_usec));
+		sfl_cas_lease_coordinator_surrender(self);
+		return;
+	}
+	CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+		"cannot renew the %s (%s); still leading, last renewed %.1f s ago (duration %.1f "
+		"s)",
+		sfl_cas_lease_coordinator_name(priv), error->message, sfl_lease_secs(since_ok),
+		sfl_lease_secs(priv->duration_usec));
+	sfl_cas_lease_coordinator_schedule(self, priv->renew_usec,
+					   sfl_cas_lease_coordinator_hold_cb);
+}
+
+/* a compare-and-swap on the last version we know: it lands only if nobody wrote since */
+static void
+sfl_cas_lease_coordinator_renew(SflCasLeaseCoordinator *self)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	const gchar *version = sfl_cas_lease_coordinator_version(priv);
+	g_autoptr(SflCasLeaseDoc) renewal = NULL;
+
+	/* never a create: a lease deleted under the leader is a surrender, not a recreation */
+	if (version == NULL) {
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"no known version of the %s to renew: giving up leadership",
+			sfl_cas_lease_coordinator_name(priv));
+		sfl_cas_lease_coordinator_surrender(self);
+		return;
+	}
+	renewal =
+		sfl_cas_lease_coordinator_ours(priv, priv->holder, priv->doc->tenure, priv->epoch);
+	sfl_cas_lease_coordinator_write(self, renewal, version,
+					sfl_cas_lease_coordinator_hold_written);
+}
+
+static void
+sfl_cas_lease_coordinator_hold_read(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+				    const SflCasLeaseDoc *doc, const GError *error)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	gint64 since_confirmed;
+
+	if (doc == NULL && g_error_matches(error, SFL_ERROR, SFL_ERROR_NOT_FOUND)) {
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING, "the %s was deleted: giving up leadership",
+			sfl_cas_lease_coordinator_name(priv));
+		sfl_cas_lease_coordinator_observe(priv, NULL);
+		sfl_cas_lease_coordinator_surrender(self);
+		return;
+	}
+	if (doc == NULL) {
+		priv->last_read_ours = FALSE;
+		since_confirmed = sfl_lease_chain_now(&priv->chain) - priv->last_confirmed;
+		/* incumbency bias, capped: an unconfirmed lease is not renewed past one duration */
+		if (since_confirmed >= priv->duration_usec) {
+			CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+				"cannot read the %s (%s) and it was last confirmed ours %.1f s "
+				"ago, "
+				"not within its duration of %.1f s: giving up leadership without "
+				"writing",
+				sfl_cas_lease_coordinator_name(priv), error->message,
+				sfl_lease_secs(since_confirmed),
+				sfl_lease_secs(priv->duration_usec));
+			sfl_cas_lease_coordinator_surrender(self);
+			return;
+		}
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"cannot read the %s (%s); renewing the version we last saw (last confirmed "
+			"%.1f s ago)",
+			sfl_cas_lease_coordinator_name(priv), error->message,
+			sfl_lease_secs(since_confirmed));
+		sfl_cas_lease_coordinator_renew(self);
+		return;
+	}
+	sfl_cas_lease_coordinator_observe(priv, doc);
+	if (g_strcmp0(doc->holder, priv->holder) != 0 ||
+	    (doc->epoch >= 0 && (guint64)doc->epoch > priv->epoch)) {
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"the %s is now held by %s (epoch %" G_GINT64_FORMAT
+			", ours %" G_GUINT64_FORMAT "): giving up leadership",
+			sfl_cas_lease_coordinator_name(priv),
+			doc->holder != NULL && doc->holder[0] != '\0' ? doc->holder : "nobody",
+			doc->epoch, priv->epoch);
+		sfl_cas_lease_coordinator_surrender(self);
+		return;
+	}
+	priv->last_confirmed = call->issued;
+	priv->last_read_ours = TRUE;
+	sfl_cas_lease_coordinator_renew(self);
+}
+
+static gboolean
+sfl_cas_lease_coordinator_hold_cb(gpointer user_data)
+{
+	SflCasLeaseCoordinator *self = user_data;
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	gint64 since_ok = sfl_lease_chain_now(&priv->chain) - priv->last_ok;
+
+	sfl_lease_chain_clear_timer(&priv->chain);
+	/* before any I/O: a process that slept through its duration may already have a successor */
+	if (since_ok >= priv->duration_usec) {
+		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
+			"woke up %.1f s after the last renewal of the %s, not within its duration "
+			"of %.1f s (was this process stalled?): giving up leadership without "
+			"writing",
+			sfl_lease_secs(since_ok), sfl_cas_lease_coordinator_name(priv),
+			sfl_lease_secs(priv->duration_usec));
+		sfl_cas_lease_coordinator_surrender(self);
+		return G_SOURCE_REMOVE;
+	}
+	sfl_cas_lease_coordinator_read(self, sfl_cas_lease_coordinator_hold_read);
+	return G_SOURCE_REMOVE;
+}
+
+/* --- SflCoordinator ----------------------------------------------------------------------- */
+
+static void
+sfl_cas_lease_coordinator_released(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+				   const SflCasLeaseDoc *stored, const GError *error)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+
+	if (error != NULL) {
+		CAS_LOG(priv, G_LOG_LEVEL_DEBUG,
+			"cannot release the %s: %s; it goes stale on its own",
+			sfl_cas_lease_coordinator_name(priv), error->message);
+		return;
+	}
+	CAS_LOG(priv, G_LOG_LEVEL_DEBUG, "released the %s", sfl_cas_lease_coordinator_name(priv));
+}
+
+static void
+sfl_cas_lease_coordinator_release_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(SflLeaseCall) call = user_data;
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(call->owner);
+	g_autoptr(GError) error = NULL;
+	gboolean ok = sfl_cas_lease_coordinator_iface(priv)->release_finish(priv->backend, result,
+									    &error);
+
+	sfl_cas_lease_coordinator_released(SFL_CAS_LEASE_COORDINATOR(call->owner), call, NULL,
+					   ok ? NULL : error);
+}
+
+static void
+sfl_cas_lease_coordinator_start(SflCoordinator *coordinator)
+{
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(coordinator);
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+
+	sfl_lease_chain_restart(&priv->chain);
+	priv->last_read_ours = FALSE;
+	sfl_cas_lease_coordinator_schedule(self, 0, sfl_cas_lease_coordinator_acquire_cb);
+}
+
+static void
+sfl_cas_lease_coordinator_stop(SflCoordinator *coordinator)
+{
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(coordinator);
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	SflCasLeaseBackendInterface *iface = sfl_cas_lease_coordinator_iface(priv);
+	g_autoptr(SflCasLeaseDoc) release = NULL;
+	/* hand over early only when provably ours: nothing in flight, our last write still fresh */
+	gboolean ours = sfl_coordinator_is_leader(coordinator) && priv->last_read_ours &&
+			priv->chain.pending == 0 && priv->doc != NULL &&
+			sfl_lease_chain_now(&priv->chain) - priv->last_ok < priv->duration_usec;
+
+	sfl_lease_chain_restart(&priv->chain);
+	if (!ours)
+		return;
+	/* an unheld lease is claimable at once; the epoch stays so the successor bumps it */
+	release = sfl_cas_lease_coordinator_ours(priv, "", priv->doc->tenure, priv->epoch);
+	/* on the new chain, which is then left to run: the run ends without waiting for it */
+	if (iface->release_async != NULL) {
+		iface->release_async(priv->backend, release, priv->doc->version,
+				     priv->chain.cancellable, sfl_cas_lease_coordinator_release_cb,
+				     sfl_cas_lease_coordinator_call_new(self));
+	} else {
+		sfl_cas_lease_coordinator_write(self, release, priv->doc->version,
+						sfl_cas_lease_coordinator_released);
+	}
+	sfl_lease_chain_detach(&priv->chain);
+}
+
+static void
+sfl_cas_lease_coordinator_demote(SflCoordinator *coordinator)
+{
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(coordinator);
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+
+	sfl_lease_chain_log_demoted(&priv->chain, priv->epoch);
+	sfl_lease_chain_restart(&priv->chain);
+	priv->last_read_ours = FALSE;
+	sfl_cas_lease_coordinator_back_off(self);
+}
+
+/* the base class checks the leadership flag first */
+static gboolean
+sfl_cas_lease_coordinator_check_fence(SflCoordinator *coordinator)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(coordinator);
+	return sfl_lease_chain_now(&priv->chain) - priv->last_ok < priv->duration_usec;
+}
+
+static guint64
+sfl_cas_lease_coordinator_get_epoch(SflCoordinator *coordinator)
+{
+	return GET_PRIVATE(coordinator)->epoch;
+}
+
+static const gchar *
+sfl_cas_lease_coordinator_get_holder(SflCoordinator *coordinator)
+{
+	return GET_PRIVATE(coordinator)->holder;
+}
+
+static void
+sfl_cas_lease_coordinator_dispose(GObject *object)
+{
+	sfl_lease_chain_dispose(&GET_PRIVATE(object)->chain);
+	G_OBJECT_CLASS(sfl_cas_lease_coordinator_parent_class)->dispose(object);
+}
+
+static void
+sfl_cas_lease_coordinator_finalize(GObject *object)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(object);
+
+	g_free(priv->holder);
+	g_free(priv->observed_version);
+	g_clear_pointer(&priv->doc, sfl_cas_lease_doc_free);
+	g_clear_object(&priv->backend);
+	g_clear_pointer(&priv->clock, sfl_clock_unref);
+	G_OBJECT_CLASS(sfl_cas_lease_coordinator_parent_class)->finalize(object);
+}
+
+static void
+sfl_cas_lease_coordinator_class_init(SflCasLeaseCoordinatorClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+	SflCoordinatorClass *coordinator_class = SFL_COORDINATOR_CLASS(klass);
+
+	object_class->dispose = sfl_cas_lease_coordinator_dispose;
+	object_class->finalize = sfl_cas_lease_coordinator_finalize;
+	coordinator_class->start = sfl_cas_lease_coordinator_start;
+	coordinator_class->stop = sfl_cas_lease_coordinator_stop;
+	coordinator_class->demote = sfl_cas_lease_coordinator_demote;
+	coordinator_class->check_fence = sfl_cas_lease_coordinator_check_fence;
+	coordinator_class->get_epoch = sfl_cas_lease_coordinator_get_epoch;
+	coordinator_class->get_holder = sfl_cas_lease_coordinator_get_holder;
+}
+
+static void
+sfl_cas_lease_coordinator_init(SflCasLeaseCoordinator *self)
+{
+}
+
+/**
+ * sfl_cas_lease_coordinator_new_full:
+ * @type: SFL_TYPE_CAS_LEASE_COORDINATOR or a subclass of it
+ * @log_domain: (transfer none): a static string; the engine's messages are logged there
+ * @backend: the lease to contest
+ * @duration_usec: how long a lease lasts unrenewed (written into it; the failover bound)
+ * @renew_usec: the leader's renewal period and a standby's retry period (configuration
+ *   validation keeps 2 × renew < duration)
+ * @holder: this replica's identity, already resolved
+ * @clock: the clocks and timers to run on
+ *
+ * Returns: (transfer full): a coordinator
+ */
+SflCoordinator *
+sfl_cas_lease_coordinator_new_full(GType type, const gchar *log_domain, SflCasLeaseBackend *backend,
+				   gint64 duration_usec, gint64 renew_usec, const gchar *holder,
+				   SflClock *clock)
+{
+	SflCasLeaseCoordinator *self;
+	SflCasLeaseCoordinatorPrivate *priv;
+
+	g_return_val_if_fail(g_type_is_a(type, SFL_TYPE_CAS_LEASE_COORDINATOR), NULL);
+	g_return_val_if_fail(log_domain != NULL, NULL);
+	g_return_val_if_fail(SFL_IS_CAS_LEASE_BACKEND(backend), NULL);
+	g_return_val_if_fail(duration_usec > 0 && renew_usec > 0, NULL);
+	g_return_val_if_fail(holder != NULL && holder[0] != '\0', NULL);
+	g_return_val_if_fail(clock != NULL, NULL);
+
+	self = g_object_new(type, NULL);
+	priv = GET_PRIVATE(self);
+	priv->holder = g_strdup(holder);
+	priv->duration_usec = duration_usec;
+	priv->renew_usec = renew_usec;
+	priv->clock = sfl_clock_ref(clock);
+	priv->backend = g_object_ref(backend);
+	sfl_lease_chain_init(&priv->chain, priv->clock, log_domain);
+	return SFL_COORDINATOR(self);
+}
+
+/**
+ * sfl_cas_lease_coordinator_new:
+ * @backend: the lease to contest
+ * @duration_usec: see sfl_cas_lease_coordinator_new_full()
+ * @renew_usec: see sfl_cas_lease_coordinator_new_full()
+ * @holder: this replica's identity, already resolved
+ * @clock: the clocks and timers to run on
+ *
+ * Returns: (transfer full): a coordinator logging in the "SflCasLease" domain
+ */
+SflCoordinator *
+sfl_cas_lease_coordinator_new(SflCasLeaseBackend *backend, gint64 duration_usec, gint64 renew_usec,
+			      const gchar *holder, SflClock *clock)
+{
+	return sfl_cas_lease_coordinator_new_full(SFL_TYPE_CAS_LEASE_COORDINATOR, G_LOG_DOMAIN,
+						  backend, duration_usec, renew_usec, holder,
+						  clock);
+}

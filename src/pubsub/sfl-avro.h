@@ -1,0 +1,59 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#pragma once
+
+#include <glib.h>
+#include <jansson.h>
+
+#include "sfl-record.h"
+
+G_BEGIN_DECLS
+
+/*
+ * Pub/Sub event payloads are Avro binary datums written with a schema fetched once per schema
+ * id (GetSchema). The decoder renders each datum straight into the JSON line the original
+ * printed (original-behaviour §2.1), so there is no intermediate value tree per event.
+ */
+
+typedef struct _SflAvroSchema SflAvroSchema;
+
+/* a parsed writer schema (Avro JSON text as GetSchema returns it) */
+SflAvroSchema *sfl_avro_schema_new(const gchar *schema_json, GError **error);
+SflAvroSchema *sfl_avro_schema_ref(SflAvroSchema *schema);
+void sfl_avro_schema_unref(SflAvroSchema *schema);
+
+/*
+ * Decodes one binary-encoded datum and appends its JSON rendering (original §2.1 rules, CDC
+ * bitmap fields expanded into field-name lists beside the raw values) to @out. On a bad payload
+ * returns FALSE with %SFL_ERROR_CORRUPT naming what was wrong and leaves @out as it was. Never
+ * reads past @len; bytes after the datum are ignored, as the original's reader ignores them.
+ *
+ * The line is json.dumps(event, sort_keys=True, default=str) of the original's decoded event:
+ * unions unwrapped, enums as symbols, bytes and fixed as the Python literal text b'...', floats
+ * in repr form (NaN/Infinity bare). In a record named ChangeEventHeader, each bitmap field
+ * changedFields / nulledFields / diffFields (array of strings) gets a sibling
+ * changedFieldNames / nulledFieldNames / diffFieldNames: the top-level field names, and
+ * "Parent.Child" for compound fields, that its bitmaps select (wire-facts §1.9).
+ *
+ * Thread-safe: a schema is immutable once made.
+ */
+gboolean sfl_avro_render_json(SflAvroSchema *schema, const guint8 *data, gsize len, GString *out,
+			      GError **error);
+
+/*
+ * The same event as typed fields, for a source that shapes it (transforms, metadata,
+ * timestamps) without parsing the line back: the top-level fields of a record schema go into
+ * @record as the original's dict held them (strings, ints, floats, bools, nulls; bytes, fixed
+ * and enums as their text), nested records, arrays and maps as jansson values that *@holder
+ * keeps alive (free it after resetting @record). Field names are borrowed from @schema.
+ * sfl_record_append_json() on the result writes exactly the sfl_avro_render_json() line. A
+ * NaN or Infinity inside a nested value cannot be held by jansson and fails the decode.
+ */
+gboolean sfl_avro_decode_record(SflAvroSchema *schema, const guint8 *data, gsize len,
+				SflRecord *record, json_t **holder, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflAvroSchema, sfl_avro_schema_unref)
+
+G_END_DECLS

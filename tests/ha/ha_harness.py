@@ -1,0 +1,1039 @@
+#!/usr/bin/python3
+# Copyright 2026 sf2loki contributors
+# SPDX-License-Identifier: Apache-2.0
+"""HA fault-injection harness: three `sf2loki run` replicas under file_lease, real faults,
+invariant checkers over the recorded history (see tests/ha/README.md).
+
+usage: ha_harness.py --bin PATH [--seed N] [--duration SECONDS] [--report FILE]
+                     [--command TEXT] [--workdir DIR] [--keep]
+
+Exit 0 when every invariant holds, 1 when one is violated (or nothing was injected), 77 when a
+simulator cannot start for a missing Debian module.
+"""
+
+import argparse
+import ctypes
+import datetime as dt
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SIM = os.path.join(ROOT, "tests", "sim")
+PY = "/usr/bin/python3"
+SKIP = 77
+
+TTL = 3.0
+RENEW = 1.0
+# the coordinator's verify pause: min(1 s, max(50 ms, renew / 10))
+VERIFY = min(1.0, max(0.05, RENEW / 10))
+# what a real process on a shared 2-core machine adds to a protocol bound: scheduling, a
+# lease read and write, the log line; it widens no window by more than this
+SLACK = 0.5
+REPLICAS = 3
+STATE = "state.json"
+LEASE = "leader.lease"
+
+FAULTS = ["kill_leader", "stop_leader", "term_restart", "lease_delete", "lease_garbage",
+          "lease_unreadable", "loki_5xx", "loki_429", "sf_503", "sf_limit", "loki_restart"]
+# faults that may move leadership; the others must not
+LEADER_FAULTS = {"kill_leader", "stop_leader", "term_restart", "lease_delete",
+                 "lease_garbage", "lease_unreadable"}
+
+
+class Skip(Exception):
+    pass
+
+
+def now():
+    return time.time()
+
+
+def iso_z(t):
+    d = dt.datetime.fromtimestamp(t, dt.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (d.microsecond // 1000)
+
+
+def parse_ts(text):
+    """The daemon's log "ts" and the checkpoints' timestamps, as unix seconds."""
+    text = text.replace("Z", "+00:00")
+    if len(text) >= 5 and text[-5] in "+-" and text[-3] != ":":
+        text = text[:-2] + ":" + text[-2:]
+    return dt.datetime.fromisoformat(text).timestamp()
+
+
+def http(method, url, doc=None, timeout=2.0):
+    data = json.dumps(doc).encode() if doc is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        body = resp.read()
+    return json.loads(body) if body else None
+
+
+class History:
+    """Everything observed, with one condition that every observer notifies."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.faults = []        # {"type", "t", "healed", "target", ...}
+        self.leadership = []    # (t, holder, "acquired"/"lost", epoch)
+        self.statusz = []       # (t, [(holder, leader, epoch)])
+        self.files = []         # (t, name, kind, content): lease/state reads, in read order
+        self.file_writes = 0    # inotify events for the two files
+        self.exits = []         # (t, holder, rc, expected)
+        self.suspended = []     # (holder, t_stop, t_cont)
+        self.loki_restarts = []  # t
+        self.notes = []
+
+    def notify(self):
+        with self.cond:
+            self.cond.notify_all()
+
+    def wait_for(self, cond, timeout, what):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                value = cond()
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+                self.cond.wait(min(left, 0.2))
+
+
+class Sim:
+    def __init__(self, name, argv, log):
+        self.name = name
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=open(log, "ab"),
+                                     start_new_session=True)
+        line = self._first_line(30)
+        if not line.startswith(b"PORT "):
+            rc = self.proc.wait(10)
+            if rc == SKIP:
+                raise Skip(f"{name} simulator skipped (a Debian module is missing; see {log})")
+            raise RuntimeError(f"{name} simulator did not start (exit {rc}); see {log}")
+        self.port = int(line.split()[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def _first_line(self, timeout):
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return self.proc.stdout.readline() if ready else b""
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        self.proc.wait(30)
+
+
+class Replica:
+    def __init__(self, harness, slot, gen):
+        self.h = harness
+        self.slot = slot
+        self.gen = gen
+        self.holder = f"r{slot}-g{gen}"
+        self.log_path = os.path.join(harness.dir, f"{self.holder}.log")
+        self.health_port = None
+        self.leading = False
+        self.stopped = False
+        self.expected_exit = False
+        self.exited = False
+        env = {"LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+               "SF2LOKI_SERVICE__HEALTH_ADDR": "127.0.0.1:0",
+               "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID": self.holder}
+        for k in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        self.proc = subprocess.Popen([harness.bin, "run", "--config", harness.config],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        hist = self.h.hist
+        with open(self.log_path, "ab") as log:
+            for raw in self.proc.stderr:
+                log.write(raw)
+                log.flush()
+                try:
+                    doc = json.loads(raw)
+                except ValueError:
+                    continue
+                msg = doc.get("msg", "")
+                if "health server listening on" in msg and "(port " in msg:
+                    self.health_port = int(msg.split("(port ", 1)[1].split(")", 1)[0])
+                    hist.notify()
+                elif msg in ("leadership acquired", "leadership lost; standing by"):
+                    kind = "acquired" if msg == "leadership acquired" else "lost"
+                    with hist.cond:
+                        self.leading = kind == "acquired"
+                        hist.leadership.append((parse_ts(doc["ts"]), self.holder, kind,
+                                                int(doc.get("epoch", "0"))))
+                        hist.cond.notify_all()
+        rc = self.proc.wait()
+        with hist.cond:
+            self.exited = True
+            self.leading = False
+            hist.exits.append((now(), self.holder, rc, self.expected_exit))
+            hist.cond.notify_all()
+
+    def signal(self, sig):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+
+class Inotify:
+    """The store's and the lease's history of writes: each rename onto either file is read at
+    once (IN_MOVED_TO), through ctypes on libc, so no module beyond Debian's python3 is needed."""
+
+    IN_CLOSE_WRITE = 0x8
+    IN_MOVED_TO = 0x80
+    IN_CREATE = 0x100
+
+    def __init__(self, harness):
+        self.h = harness
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        mask = self.IN_CLOSE_WRITE | self.IN_MOVED_TO | self.IN_CREATE
+        if libc.inotify_add_watch(self.fd, harness.dir.encode(), mask) < 0:
+            raise OSError(ctypes.get_errno(), "inotify_add_watch")
+        self.stop_r, self.stop_w = os.pipe()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            ready, _, _ = select.select([self.fd, self.stop_r], [], [])
+            if self.stop_r in ready:
+                return
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                continue
+            off = 0
+            names = set()
+            while off + 16 <= len(data):
+                _wd, _mask, _cookie, length = struct.unpack_from("iIII", data, off)
+                name = data[off + 16:off + 16 + length].rstrip(b"\0").decode()
+                off += 16 + length
+                if name in (STATE, LEASE):
+                    names.add(name)
+            for name in sorted(names):
+                with self.h.hist.cond:
+                    self.h.hist.file_writes += 1
+                self.h.sample_file(name, "write")
+
+    def close(self):
+        os.write(self.stop_w, b"x")
+        self.thread.join(5)
+        os.close(self.fd)
+
+
+class Harness:
+    def __init__(self, opts):
+        self.opts = opts
+        self.bin = os.path.abspath(opts.bin)
+        self.rng = random.Random(opts.seed)
+        self.hist = History()
+        self.dir = opts.workdir or tempfile.mkdtemp(prefix="sf2loki-ha-")
+        os.makedirs(self.dir, exist_ok=True)
+        self.config = os.path.join(self.dir, "config.yaml")
+        self.journal = os.path.join(self.dir, "loki-journal.jsonl")
+        self.replicas = {}
+        self.all_replicas = []  # every process ever started
+        self.generation = 0
+        self.expected = set()
+        self.elf_seq = 0
+        self.obj_seq = 0
+        self.stop = threading.Event()
+        self.workload_stop = threading.Event()
+        self.file_lock = threading.Lock()
+        self.sf = None
+        self.loki = None
+        self.loki_lock = threading.Lock()
+        self.journal_pos = 0
+        self.copies = {}  # event id -> [arrival times]
+        self.remaining = None  # expected ids not seen yet, once the set is final
+
+    # --- set-up ---------------------------------------------------------------------------
+
+    def start(self):
+        key = os.path.join(self.dir, "key.pem")
+        pub = os.path.join(self.dir, "pub.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                        "rsa_keygen_bits:2048", "-out", key], check=True,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub], check=True)
+        dataset = os.path.join(self.dir, "dataset.json")
+        with open(dataset, "w", encoding="utf-8") as fh:
+            json.dump(self.initial_dataset(), fh)
+        self.sf = Sim("salesforce", [PY, os.path.join(SIM, "salesforce_sim.py"), "--dataset",
+                                     dataset, "--public-key", pub],
+                      os.path.join(self.dir, "salesforce-sim.log"))
+        self.loki = self.start_loki(0)
+        with open(self.config, "w", encoding="utf-8") as fh:
+            fh.write(f"""# generated by tests/ha/ha_harness.py
+salesforce:
+  login_url: {self.sf.base}
+  client_id: sim-client-id
+  username: sim@example.com
+  private_key_file: {key}
+sources:
+  eventlogfile:
+    enabled: true
+    interval: Hourly
+    event_types: [API, URI]
+    poll_interval: 2s
+    lookback: 6h
+    settle_window: 0s
+  eventlog_objects:
+    enabled: true
+    objects:
+      - name: LoginEvent
+        poll_interval: 1s
+        lookback: 2h
+        settle_window: 1s
+      - name: ApiAnomalyEventStore
+        poll_interval: 2s
+        lookback: 2h
+        settle_window: 1s
+sink:
+  loki:
+    url: {self.loki.base}/loki/api/v1/push
+    batch: {{flush_interval: 200ms}}
+state:
+  file: {{path: {os.path.join(self.dir, STATE)}}}
+coordinate:
+  type: file_lease
+  file_lease: {{path: {os.path.join(self.dir, LEASE)}, ttl: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms}}
+service:
+  log_format: json
+  shutdown_grace: 5s
+""")
+        self.inotify = Inotify(self)
+        self.recorder = threading.Thread(target=self.record_loop, daemon=True)
+        self.recorder.start()
+        for slot in range(REPLICAS):
+            self.spawn(slot)
+        self.hist.wait_for(self.current_leader, 60, "a first leader")
+
+    def start_loki(self, port):
+        return Sim("loki", [PY, os.path.join(SIM, "loki_sim.py"), "--port", str(port),
+                            "--journal", self.journal],
+                   os.path.join(self.dir, "loki-sim.log"))
+
+    def elf_file(self, t, rows, kind):
+        self.elf_seq += 1
+        fid = "0ATHA%011d" % self.elf_seq
+        hour = int(t // 3600) * 3600 - 2 * 3600
+        for i in range(rows):
+            self.expected.add(f"{fid}-{i}")
+        return {"Id": fid, "EventType": kind, "Interval": "Hourly", "LogDate": iso_z(hour),
+                "CreatedDate": iso_z(t), "Sequence": self.elf_seq,
+                "generate": {"rows": rows, "kind": kind, "seed": self.elf_seq}}
+
+    def login_event(self, t):
+        self.obj_seq += 1
+        rid = "0LdHA%012d" % self.obj_seq
+        self.expected.add(rid)
+        return {"Id": rid, "EventDate": iso_z(t), "Username": f"user{self.obj_seq % 7}@ex.com",
+                "SourceIp": "10.0.%d.%d" % (self.obj_seq % 11, self.obj_seq % 250),
+                "Status": "Success"}
+
+    def initial_dataset(self):
+        t = now()
+        files = [self.elf_file(t - 3600 + 300 * k, 1500 + 500 * k, "API" if k % 2 else "URI")
+                 for k in range(6)]
+        logins = [self.login_event(t - 3000 + 10 * i) for i in range(300)]
+        anomalies = []
+        for i in range(100):
+            rid = "0ApHA%012d" % (i + 1)
+            self.expected.add(rid)
+            anomalies.append({"Id": rid, "EventDate": iso_z(t - 3600 + 30 * i),
+                              "Username": f"user{i % 7}@ex.com", "Score": 0.5,
+                              "Summary": f"rows \"{i}\", unusual"})
+        return {"eventlogfiles": files,
+                "objects": {"LoginEvent": {"big_object": False, "timestamp_field": "EventDate",
+                                           "records": logins},
+                            "ApiAnomalyEventStore": {"big_object": False,
+                                                     "timestamp_field": "EventDate",
+                                                     "records": anomalies}}}
+
+    # --- replicas -------------------------------------------------------------------------
+
+    def spawn(self, slot):
+        self.generation += 1
+        r = Replica(self, slot, self.generation)
+        with self.hist.cond:
+            self.replicas[slot] = r
+            self.all_replicas.append(r)
+        return r
+
+    def current_leader(self):
+        leaders = [r for r in self.replicas.values()
+                   if r.leading and not r.exited and not r.stopped]
+        return leaders[0] if len(leaders) == 1 else None
+
+    def live(self):
+        return [r for r in self.replicas.values() if not r.exited]
+
+    # --- recorder -------------------------------------------------------------------------
+
+    def sample_file(self, name, kind):
+        path = os.path.join(self.dir, name)
+        with self.file_lock:
+            try:
+                with open(path, "rb") as fh:
+                    content = fh.read()
+            except FileNotFoundError:
+                content = None
+            except (IsADirectoryError, PermissionError):
+                content = b"<unreadable>"
+            with self.hist.cond:
+                self.hist.files.append((now(), name, kind, content))
+
+    def record_loop(self):
+        tick = threading.Event()
+        while not self.stop.is_set():
+            round_ = []
+            with self.hist.cond:
+                targets = [r for r in self.replicas.values()
+                           if not r.exited and not r.stopped and r.health_port]
+            for r in targets:
+                try:
+                    doc = http("GET", f"http://127.0.0.1:{r.health_port}/statusz", timeout=0.5)
+                    lead = doc.get("leadership") or {}
+                    round_.append((r.holder, bool(lead.get("leader")), lead.get("epoch")))
+                except (OSError, ValueError):
+                    pass
+            with self.hist.cond:
+                self.hist.statusz.append((now(), round_))
+            self.sample_file(LEASE, "sample")
+            self.sample_file(STATE, "sample")
+            self.hist.notify()
+            # the recorder's sampling clock, not a wait for an outcome
+            tick.wait(0.2)
+
+    # --- workload -------------------------------------------------------------------------
+
+    def workload_loop(self):
+        """New events keep arriving while faults land: logins every second, a file every few
+        seconds. The set stays finite: it stops with the fault schedule."""
+        clock = threading.Event()
+        n = 0
+        while not self.workload_stop.is_set():
+            n += 1
+            t = now()
+            doc = {"objects": {"LoginEvent": {"records": [self.login_event(t)
+                                                          for _ in range(1 + n % 3)]}}}
+            if n % self.opts.file_every == 0:
+                doc["eventlogfiles"] = [self.elf_file(t, 1000 + self.rng.randrange(2000),
+                                                      "API" if n % 2 else "URI")]
+            try:
+                http("POST", self.sf.base + "/control/add", doc, timeout=10)
+            except OSError as exc:
+                self.hist.notes.append(f"workload add failed: {exc}")
+            clock.wait(1.0)
+
+    # --- faults ---------------------------------------------------------------------------
+
+    def fault(self, ftype, **info):
+        entry = {"type": ftype, "t": now(), "healed": None}
+        entry.update(info)
+        with self.hist.cond:
+            self.hist.faults.append(entry)
+        print(f"ha: {time.strftime('%H:%M:%S')} fault {ftype} {info}", flush=True)
+        return entry
+
+    def healed(self, entry):
+        entry["healed"] = now()
+
+    def wait_leader(self, what, timeout=60):
+        return self.hist.wait_for(self.current_leader, timeout, what)
+
+    def write_lease(self, content):
+        tmp = os.path.join(self.dir, ".harness-lease.tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(content)
+        os.replace(tmp, os.path.join(self.dir, LEASE))
+
+    def inject(self, ftype, pause):
+        ttl = TTL
+        rng = self.rng
+        if ftype in ("kill_leader", "stop_leader", "term_restart"):
+            leader = self.wait_leader(f"a leader before {ftype}")
+            if ftype == "kill_leader":
+                leader.expected_exit = True
+                e = self.fault(ftype, target=leader.holder)
+                leader.signal(signal.SIGKILL)
+                self.hist.wait_for(lambda: leader.exited, 30, "the killed leader to exit")
+                self.wait_leader("a new leader after SIGKILL")
+                self.healed(e)
+                self.spawn(leader.slot)
+            elif ftype == "stop_leader":
+                e = self.fault(ftype, target=leader.holder)
+                with self.hist.cond:
+                    leader.stopped = True
+                leader.signal(signal.SIGSTOP)
+                t_stop = now()
+                pause(ttl * rng.uniform(1.3, 2.2))
+                leader.signal(signal.SIGCONT)
+                with self.hist.cond:
+                    leader.stopped = False
+                    self.hist.suspended.append((leader.holder, t_stop, now()))
+                self.healed(e)
+            else:
+                leader.expected_exit = True
+                e = self.fault(ftype, target=leader.holder)
+                leader.signal(signal.SIGTERM)
+                self.hist.wait_for(lambda: leader.exited, 30, "the stopped leader to exit")
+                self.healed(e)
+                self.spawn(leader.slot)
+        elif ftype == "lease_delete":
+            e = self.fault(ftype)
+            try:
+                os.unlink(os.path.join(self.dir, LEASE))
+            except FileNotFoundError:
+                pass
+            self.healed(e)
+        elif ftype == "lease_garbage":
+            e = self.fault(ftype)
+            self.write_lease(b"\x00garbage{not a lease" + bytes(rng.randrange(256)
+                                                               for _ in range(16)))
+            self.healed(e)
+        elif ftype == "lease_unreadable":
+            path = os.path.join(self.dir, LEASE)
+            e = self.fault(ftype)
+            tmpdir = os.path.join(self.dir, ".harness-lease-dir")
+            os.makedirs(tmpdir, exist_ok=True)
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except IsADirectoryError:
+                pass
+            try:
+                os.rename(tmpdir, path)
+            except OSError:
+                os.rmdir(tmpdir)
+            pause(ttl * rng.uniform(0.3, 1.6))
+            if os.path.isdir(path):
+                os.rmdir(path)
+            self.healed(e)
+        elif ftype in ("loki_5xx", "loki_429"):
+            count = rng.randrange(2, self.opts.burst_max + 1)
+            status = rng.choice([500, 502, 503]) if ftype == "loki_5xx" else 429
+            e = self.fault(ftype, count=count, status=status)
+            doc = {"count": count, "status": status}
+            if status == 429:
+                doc["retry_after"] = "1"
+            with self.loki_lock:
+                http("POST", self.loki.base + "/control/fault", doc)
+            self.healed(e)
+        elif ftype in ("sf_503", "sf_limit"):
+            count = rng.randrange(2, self.opts.burst_max + 1)
+            match = rng.choice(["query", "logfile"]) if ftype == "sf_503" else "query"
+            e = self.fault(ftype, count=count, match=match)
+            doc = {"match": match, "count": count}
+            if ftype == "sf_503":
+                doc.update({"status": 503, "error_code": "SERVER_UNAVAILABLE",
+                            "message": "injected: service unavailable"})
+            else:
+                doc.update({"status": 403, "error_code": "REQUEST_LIMIT_EXCEEDED",
+                            "message": "TotalRequests Limit exceeded."})
+            http("POST", self.sf.base + "/control/fault", doc)
+            self.healed(e)
+        elif ftype == "loki_restart":
+            e = self.fault(ftype)
+            with self.loki_lock:
+                port = self.loki.port
+                self.loki.stop(signal.SIGKILL)
+                with self.hist.cond:
+                    self.hist.loki_restarts.append(now())
+                self.loki = self.start_loki(port)
+            self.healed(e)
+        else:
+            raise ValueError(ftype)
+
+    def schedule(self, duration):
+        """Rounds of every fault type in a seeded order, a seeded gap between faults; each
+        fault's own repair happens before the next one starts, so every effect is attributable.
+        The first round always completes, so even a short run injects every type.
+        """
+        pacer = threading.Event()
+
+        def pause(seconds):
+            # scheduling on a clock, not a wait for an outcome
+            pacer.wait(seconds)
+
+        end = time.monotonic() + duration
+        pause(2.0)
+        while time.monotonic() < end:
+            order = list(FAULTS)
+            self.rng.shuffle(order)
+            first = not self.hist.faults
+            for ftype in order:
+                if time.monotonic() >= end and not first:
+                    break
+                self.inject(ftype, pause)
+                pause(self.rng.uniform(self.opts.gap_min, self.opts.gap_max))
+
+    # --- end of run -----------------------------------------------------------------------
+
+    def read_journal(self):
+        """New journal lines since the last call: every event id with its arrival times."""
+        with open(self.journal, "rb") as fh:
+            fh.seek(self.journal_pos)
+            data = fh.read()
+        cut = data.rfind(b"\n") + 1
+        self.journal_pos += cut
+        for raw in data[:cut].splitlines():
+            doc = json.loads(raw)
+            t = doc["t"]
+            for s in doc["streams"]:
+                for e in s["entries"]:
+                    try:
+                        line = json.loads(e["line"])
+                    except ValueError:
+                        continue
+                    eid = line.get("REQUEST_ID") or line.get("Id")
+                    if eid is not None:
+                        self.copies.setdefault(eid, []).append(t)
+                        if self.remaining is not None:
+                            self.remaining.discard(eid)
+
+    def missing(self):
+        """Expected ids not in Loki yet; only called once the workload stopped."""
+        self.read_journal()
+        if self.remaining is None:
+            self.remaining = {e for e in self.expected if e not in self.copies}
+        return self.remaining
+
+    def shutdown(self):
+        self.stop.set()
+        for r in list(self.replicas.values()):
+            r.expected_exit = True
+            r.signal(signal.SIGCONT)
+            r.signal(signal.SIGTERM)
+        for r in list(self.replicas.values()):
+            try:
+                r.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                r.signal(signal.SIGKILL)
+                r.proc.wait(10)
+            r.reader.join(10)
+        self.recorder.join(10)
+        self.inotify.close()
+        for s in (self.sf, self.loki):
+            if s is not None:
+                s.stop()
+
+
+# --- checkers ------------------------------------------------------------------------------
+
+def fault_windows(hist):
+    """[start, end + ttl] of every fault: the only instants two leaders may overlap."""
+    out = []
+    for f in hist.faults:
+        out.append((f["t"], (f["healed"] or f["t"]) + TTL))
+    for holder, t_stop, t_cont in hist.suspended:
+        out.append((t_cont, t_cont + TTL))
+    return out
+
+
+def in_window(t, windows):
+    return any(a <= t <= b for a, b in windows)
+
+
+def leader_intervals(hist, t_end):
+    """Per holder, the intervals in which it claimed leadership (log lines), minus the time
+    it was frozen by SIGSTOP, cut at its exit."""
+    exits = {h: t for t, h, _rc, _e in hist.exits}
+    intervals = []
+    open_ = {}
+    for t, holder, kind, epoch in sorted(hist.leadership):
+        if kind == "acquired":
+            open_[holder] = (t, epoch)
+        elif holder in open_:
+            start, ep = open_.pop(holder)
+            intervals.append((holder, start, t, ep))
+    for holder, (start, ep) in open_.items():
+        intervals.append((holder, start, exits.get(holder, t_end), ep))
+    out = []
+    for holder, a, b, ep in intervals:
+        pieces = [(a, b)]
+        for h, s, c in hist.suspended:
+            if h != holder:
+                continue
+            nxt = []
+            for x, y in pieces:
+                if c <= x or s >= y:
+                    nxt.append((x, y))
+                    continue
+                if x < s:
+                    nxt.append((x, s))
+                if c < y:
+                    nxt.append((c, y))
+            pieces = nxt
+        out.extend((holder, x, y, ep) for x, y in pieces)
+    return out
+
+
+def checkpoint_order(key, value):
+    """A comparable position for a checkpoint value, or None for a shape we do not know."""
+    if key == "__fence_epoch__":
+        return int(value)
+    try:
+        doc = json.loads(value)
+    except ValueError:
+        return None
+    for field in ("last_ts", "last_created"):
+        if isinstance(doc, dict) and doc.get(field):
+            return parse_ts(doc[field])
+    return None
+
+
+def position_text(key, value):
+    """The part of a checkpoint value the order is taken from, for a readable report."""
+    if key == "__fence_epoch__":
+        return value
+    try:
+        doc = json.loads(value)
+        for field in ("last_ts", "last_created"):
+            if doc.get(field):
+                return f"{field} {doc[field]}"
+    except (ValueError, AttributeError):
+        pass
+    return value[:80]
+
+
+def check(h, t_end, liveness):
+    hist = h.hist
+    results = []
+    evidence = {}
+
+    def result(name, ok, detail, ev=None):
+        results.append((name, ok, detail))
+        if not ok and ev:
+            evidence[name] = ev
+
+    # no loss
+    missing = h.missing()
+    result("no loss", not missing,
+           f"{len(h.expected)} events expected, {len(h.expected) - len(missing)} in Loki",
+           sorted(missing)[:20])
+
+    # no regression, sampled and from the history of writes
+    last = {}
+    regress = []
+    states = [(t, kind, c) for t, name, kind, c in hist.files if name == STATE]
+    parsed = 0
+    for t, kind, content in states:
+        if content is None or content == b"<unreadable>":
+            continue
+        try:
+            doc = json.loads(content)
+        except ValueError:
+            regress.append(f"{iso_z(t)} state file is not JSON ({kind})")
+            continue
+        parsed += 1
+        for key, value in doc.items():
+            pos = checkpoint_order(key, value)
+            if pos is None:
+                continue
+            prev = last.get(key)
+            if prev is not None and pos < prev[0]:
+                regress.append(f"{iso_z(t)} {key} moved back from {position_text(key, prev[1])}"
+                               f" to {position_text(key, value)} ({kind})")
+            if prev is None or pos >= prev[0]:
+                last[key] = (pos, value)
+    writes = sum(1 for _t, k, _c in states if k == "write")
+    result("no regression", not regress,
+           f"{parsed} state versions read ({writes} at a write, the rest sampled), "
+           f"{len(last)} keys", regress[:20])
+
+    # fencing
+    fence = []
+    lease_epoch = 0
+    lease_reads = 0
+    won = {ep for _t, _h, k, ep in hist.leadership if k == "acquired"}
+    lost_races = set()
+    for t, name, kind, content in hist.files:
+        if name != LEASE or content is None or content == b"<unreadable>":
+            continue
+        try:
+            ep = int(json.loads(content)["epoch"])
+        except (ValueError, KeyError, TypeError):
+            continue  # the harness's garbage, or a lease being replaced
+        lease_reads += 1
+        if ep < lease_epoch:
+            if lease_epoch in won:
+                fence.append(f"{iso_z(t)} lease epoch {ep} after {lease_epoch} ({kind})")
+            else:
+                # a contender's write that lost the verify race (no compare-and-swap on a
+                # file): no replica ever led with that epoch and no commit carried it
+                lost_races.add(lease_epoch)
+        lease_epoch = max(lease_epoch, ep)
+    if lost_races:
+        hist.notes.append(f"lease overwritten by the leader's renewal after a contender wrote a "
+                          f"higher epoch that it then lost (never led, never committed): epochs "
+                          f"{sorted(lost_races)}")
+    store_epoch = 0
+    for t, kind, content in states:
+        try:
+            ep = int(json.loads(content).get("__fence_epoch__", "0"))
+        except (ValueError, TypeError, AttributeError):
+            continue
+        if ep < store_epoch:
+            fence.append(f"{iso_z(t)} store epoch {ep} after {store_epoch} ({kind})")
+        store_epoch = max(store_epoch, ep)
+    acq_epoch = 0
+    acquisitions = [x for x in sorted(hist.leadership) if x[2] == "acquired"]
+    for t, holder, _k, ep in acquisitions:
+        if ep <= acq_epoch:
+            fence.append(f"{iso_z(t)} {holder} acquired epoch {ep}, not above {acq_epoch}")
+        acq_epoch = max(acq_epoch, ep)
+    for r in h.all_replicas:
+        with open(r.log_path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if "fenced" in line or "stale leader" in line:
+                    hist.notes.append(f"{r.holder} (fence working): {line.strip()[:200]}")
+    result("fencing", not fence,
+           f"{lease_reads} lease reads, {len(acquisitions)} acquisitions with strictly "
+           f"increasing epochs (last {acq_epoch}), store epoch never decreasing "
+           f"(last {store_epoch})", fence[:20])
+
+    # single leader, from the logs and from /statusz rounds
+    windows = fault_windows(hist)
+    ivs = leader_intervals(hist, t_end)
+    overlaps = []
+    ivs.sort(key=lambda x: x[1])
+    for i, (h1, a1, b1, e1) in enumerate(ivs):
+        for h2, a2, b2, e2 in ivs[i + 1:]:
+            if a2 >= b1:
+                break
+            if h1 == h2:
+                continue
+            lo, hi = max(a1, a2), min(b1, b2)
+            # any instant of the overlap outside every fault window is a violation
+            cuts = sorted({lo, hi} | {x for w in windows for x in w if lo < x < hi})
+            for x, y in zip(cuts, cuts[1:]):
+                if not in_window((x + y) / 2, windows):
+                    overlaps.append(f"{h1} (epoch {e1}) and {h2} (epoch {e2}) both led "
+                                    f"{iso_z(x)}..{iso_z(y)}")
+                    break
+    poll_doubles = []
+    for t, round_ in hist.statusz:
+        leaders = [x for x in round_ if x[1]]
+        if len(leaders) > 1 and not in_window(t, windows):
+            poll_doubles.append(f"{iso_z(t)} /statusz: {leaders}")
+    result("single leader", not overlaps and not poll_doubles,
+           f"{len(ivs)} leadership intervals, {len(hist.statusz)} /statusz rounds; two "
+           f"leaders only inside {len(windows)} fault windows of one ttl",
+           (overlaps + poll_doubles)[:20])
+
+    # duplicates, per failover
+    acq_times = [t for t, _h, _k, _e in acquisitions]
+    changes = sorted(acq_times[1:] + list(hist.loki_restarts))
+    per_change = {}
+    unexplained = []
+    dup_total = 0
+    for eid, times in h.copies.items():
+        if len(times) < 2:
+            continue
+        times = sorted(times)
+        for tk in times[1:]:
+            dup_total += 1
+            # two leaders may overlap for one ttl around a change: the stale one's copy may come
+            # after the new one's, both after the change
+            cause = [c for c in changes if times[0] - TTL <= c <= tk + 0.001]
+            if not cause:
+                unexplained.append(f"{eid} at {iso_z(times[0])} and {iso_z(tk)}")
+                continue
+            per_change[cause[-1]] = per_change.get(cause[-1], 0) + 1
+    failovers = max(0, len(acquisitions) - 1)
+    result("bounded duplicates", not unexplained,
+           f"{dup_total} duplicate entries over {failovers} failovers and "
+           f"{len(hist.loki_restarts)} Loki restarts; max per failover "
+           f"{max(per_change.values(), default=0)}; every duplicate within one ttl of one",
+           unexplained[:20])
+
+    # liveness
+    live_bad = list(liveness)
+    bound = TTL + RENEW + VERIFY + SLACK
+    failover_times = []
+    for f in hist.faults:
+        if f["type"] not in ("kill_leader", "stop_leader"):
+            continue
+        nxt = [t for t, holder, _k, _e in acquisitions if t > f["t"] and holder != f["target"]]
+        if not nxt:
+            live_bad.append(f"no leader after {f['type']} at {iso_z(f['t'])}")
+            continue
+        ft = nxt[0] - f["t"]
+        failover_times.append(ft)
+        if ft > bound:
+            live_bad.append(f"{f['type']} at {iso_z(f['t'])}: failover took {ft:.2f} s "
+                            f"> {bound:.2f} s")
+    for t, holder, rc, expected in hist.exits:
+        if not expected:
+            live_bad.append(f"{holder} exited with {rc} at {iso_z(t)} without being stopped")
+        elif rc not in (0, -signal.SIGKILL):
+            live_bad.append(f"{holder} exited with {rc} at {iso_z(t)} after a stop request")
+    result("liveness", not live_bad,
+           f"leader within {bound:.1f} s of each SIGKILL/SIGSTOP and after the last fault; "
+           f"max failover {max(failover_times, default=0):.2f} s; the set completed; "
+           "no unexpected exit", live_bad[:20])
+    return results, evidence, failover_times, per_change, failovers, dup_total
+
+
+def report(h, results, evidence, failover_times, per_change, failovers, dup_total, opts,
+           elapsed):
+    counts = {f: 0 for f in FAULTS}
+    for f in h.hist.faults:
+        counts[f["type"]] += 1
+    total = sum(counts.values())
+    ok = all(r[1] for r in results) and total > 0 and all(counts.values())
+    lines = [
+        "# Reliability report: HA under injected faults",
+        "",
+        f"Produced by `{opts.command}` (tests/ha/ha_harness.py, seed {opts.seed}), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"run length {elapsed / 60:.1f} min, binary `{opts.bin}`.",
+        "",
+        f"Setup: {REPLICAS} `sf2loki run` replicas, `file_lease` (ttl {TTL:g} s, "
+        f"renew_interval {RENEW:g} s) and the file store in one directory; the Salesforce "
+        "simulator (EventLogFile API/URI files and polled LoginEvent/ApiAnomalyEventStore "
+        "records, new ones added every second during the run) and the Loki simulator "
+        "(journal of every accepted push).",
+        "",
+        f"**Result: {'PASS' if ok else 'FAIL'}**",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| events in the set | {len(h.expected)} |",
+        f"| entries received by Loki | {sum(len(v) for v in h.copies.values())} |",
+        f"| faults injected | {total} |",
+        f"| failovers (leadership acquisitions after the first) | {failovers} |",
+        f"| max failover time after SIGKILL/SIGSTOP | "
+        f"{max(failover_times, default=0):.2f} s (bound ttl + renew + verify + "
+        f"{SLACK:g} s slack = {TTL + RENEW + VERIFY + SLACK:.2f} s) |",
+        f"| median failover time | "
+        f"{sorted(failover_times)[len(failover_times) // 2] if failover_times else 0:.2f} s |",
+        f"| duplicate entries | {dup_total} |",
+        f"| max duplicates per failover | {max(per_change.values(), default=0)} |",
+        f"| lease/state writes seen (inotify) | {h.hist.file_writes} |",
+        "",
+        "## Faults by type",
+        "",
+        "| fault | count |",
+        "|---|---|",
+    ]
+    lines += [f"| {f} | {counts[f]} |" for f in FAULTS]
+    lines += ["", "## Invariants", "", "| invariant | result | detail |", "|---|---|---|"]
+    lines += [f"| {n} | {'pass' if good else 'FAIL'} | {d} |" for n, good, d in results]
+    if total == 0 or not all(counts.values()):
+        lines += ["", "FAIL: not every fault type was injected."]
+    if evidence:
+        lines += ["", "## Violations", ""]
+        for name, ev in evidence.items():
+            lines.append(f"### {name}")
+            lines.append("")
+            lines += [f"- {x}" for x in ev]
+            lines.append("")
+    if per_change:
+        lines += ["", "## Duplicates per failover", "",
+                  "| leadership change or Loki restart at | duplicates |", "|---|---|"]
+        for t in sorted(per_change):
+            lines.append(f"| {iso_z(t)} | {per_change[t]} |")
+    if h.hist.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in h.hist.notes[:30]]
+    return ok, "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--duration", type=float, default=90)
+    ap.add_argument("--gap-min", type=float, default=1.0)
+    ap.add_argument("--gap-max", type=float, default=4.0)
+    ap.add_argument("--file-every", type=int, default=6)
+    ap.add_argument("--burst-max", type=int, default=4,
+                    help="largest Loki/Salesforce error burst (the sink's backoff grows with it)")
+    ap.add_argument("--complete-timeout", type=float, default=180)
+    ap.add_argument("--report")
+    ap.add_argument("--command", default="tests/ha/ha_harness.py")
+    ap.add_argument("--workdir")
+    ap.add_argument("--keep", action="store_true")
+    opts = ap.parse_args()
+
+    h = Harness(opts)
+    print(f"ha: seed {opts.seed}, {opts.duration:.0f} s of faults, work dir {h.dir}", flush=True)
+    started = time.monotonic()
+    liveness = []
+    workload = None
+    try:
+        try:
+            h.start()
+        except Skip as exc:
+            print(f"ha: SKIP: {exc}", flush=True)
+            return SKIP
+        workload = threading.Thread(target=h.workload_loop, daemon=True)
+        workload.start()
+        try:
+            h.schedule(opts.duration)
+        except TimeoutError as exc:
+            liveness.append(f"during the schedule: {exc}")
+        h.workload_stop.set()
+        workload.join(30)
+        last_fault = max((f["healed"] or f["t"] for f in h.hist.faults), default=now())
+        try:
+            h.hist.wait_for(h.current_leader, TTL + RENEW + VERIFY + SLACK,
+                            "a leader after the last fault")
+            lead_at = min((t for t, _h, k, _e in h.hist.leadership if k == "acquired"
+                           and t >= last_fault), default=None)
+            print(f"ha: leader after the last fault"
+                  f"{'' if lead_at is None else f' ({lead_at - last_fault:.2f} s)'}",
+                  flush=True)
+        except TimeoutError as exc:
+            liveness.append(str(exc))
+        try:
+            h.hist.wait_for(lambda: not h.missing(), opts.complete_timeout,
+                            "every event of the set in Loki")
+        except TimeoutError as exc:
+            liveness.append(str(exc))
+    finally:
+        t_end = now()
+        h.shutdown()
+    elapsed = time.monotonic() - started
+    results, evidence, ft, per_change, failovers, dups = check(h, t_end, liveness)
+    ok, text = report(h, results, evidence, ft, per_change, failovers, dups, opts, elapsed)
+    print(text, flush=True)
+    if opts.report:
+        with open(opts.report, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    if ok and not opts.keep and not opts.workdir:
+        shutil.rmtree(h.dir, ignore_errors=True)
+    else:
+        print(f"ha: logs and records kept in {h.dir}", flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

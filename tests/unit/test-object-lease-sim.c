@@ -1,0 +1,394 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTestObjectLeaseSim"
+
+#include "config.h"
+
+#include <jansson.h>
+#include <string.h>
+
+#include "sfl-autocleanups.h"
+#include "sfl-error.h"
+#include "sfl-gcs-client.h"
+#include "sfl-object-lease-coordinator.h"
+#include "sfl-s3-client.h"
+#include "sfl-test-coordinator.h"
+#include "sfl-test-sim.h"
+
+/*
+ * s3_lease and gcs_lease on a fake clock against the real clients and the simulators: the
+ * preconditions on the wire (If-None-Match: * / ifGenerationMatch=0 for the first claim, the
+ * current ETag / generation on renewal), a 412 race demoting without a re-read, 5xx reads never
+ * leading to a write, and two standbys racing one stale lease with exactly one winner.
+ *
+ * Timers run on the fake clock; HTTP runs in real time. The clock moves only while nothing
+ * happens on the loop for a moment, so a request in flight sees at most a step of fake time.
+ */
+
+#define SEC   G_USEC_PER_SEC
+#define TTL   (30 * SEC)
+#define RENEW (10 * SEC)
+#define STEP  (250 * 1000)
+#define KEY   "sf2loki/leader.json"
+
+static GPtrArray *warnings; /* (element-type utf8) */
+
+static gboolean
+warned(const gchar *needle)
+{
+	return sfl_test_warnings_count(needle) > 0;
+}
+
+typedef SflTestCoord Replica;
+
+typedef struct {
+	gboolean gcs;
+	gchar *base;
+	GSubprocess *proc;
+	SflCurlLoop *loop;
+	SflClock *clock;
+	Replica a;
+	Replica b;
+} Fixture;
+
+static SflObjectClient *
+make_client(Fixture *fx)
+{
+	g_autoptr(GError) error = NULL;
+	SflObjectClient *client;
+
+	if (fx->gcs) {
+		g_autofree gchar *emulator = g_strdup_printf("STORAGE_EMULATOR_HOST=%s", fx->base);
+		const gchar *env[] = { emulator, NULL };
+		client = sfl_gcs_client_new("lease", NULL, env, fx->clock, 5000, &error);
+	} else {
+		const gchar *env[] = { "AWS_ACCESS_KEY_ID=AKIDSIMULATOR",
+				       "AWS_SECRET_ACCESS_KEY=sim/secret+key", "HOME=/nonexistent",
+				       NULL };
+		g_autoptr(SflAwsCredentialProvider) creds =
+			sfl_aws_credential_provider_new(env, NULL, NULL);
+		/* x-amz-date from the real clock: the simulator checks the skew */
+		client = sfl_s3_client_new("lease", "us-east-1", fx->base, creds, NULL, 5000,
+					   &error);
+	}
+	g_assert_no_error(error);
+	return client;
+}
+
+static void
+replica_start(Fixture *fx, Replica *r, const gchar *holder)
+{
+	g_autoptr(SflObjectClient) client = make_client(fx);
+
+	/* no draining here: the two standbys of a race start in the same loop iteration */
+	r->coord = sfl_object_lease_coordinator_new(client, KEY, TTL, RENEW, holder, fx->clock);
+	sfl_test_coord_run(r);
+}
+
+static void
+replica_clear(Replica *r)
+{
+	if (r->coord == NULL)
+		return;
+	g_cancellable_cancel(r->run);
+	while (r->running)
+		g_main_context_iteration(NULL, TRUE);
+	g_clear_object(&r->run);
+	g_clear_object(&r->coord);
+}
+
+static void
+fixture_setup(Fixture *fx, gconstpointer data)
+{
+	fx->gcs = g_strcmp0(data, "gcs") == 0;
+	g_ptr_array_set_size(warnings, 0);
+	fx->loop = sfl_curl_loop_new();
+	fx->clock = sfl_fake_clock_new(g_get_real_time());
+	fx->base = fx->gcs ? sfl_test_gcs_sim_start(NULL, &fx->proc)
+			   : sfl_test_s3_sim_start(NULL, &fx->proc);
+}
+
+static void
+fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	replica_clear(&fx->a);
+	replica_clear(&fx->b);
+	if (fx->proc != NULL) {
+		g_subprocess_force_exit(fx->proc);
+		g_subprocess_wait(fx->proc, NULL, NULL);
+		g_clear_object(&fx->proc);
+	}
+	g_clear_object(&fx->loop);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	sfl_clock_unref(fx->clock);
+	g_free(fx->base);
+}
+
+static gboolean
+wake_cb(gpointer data)
+{
+	*(gboolean *)data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+typedef gboolean (*Cond)(Fixture *fx, gpointer data);
+
+/* runs the loop; fake time moves a step whenever the loop was idle for 20 ms of real time */
+static gboolean
+advance_until(Fixture *fx, Cond cond, gpointer data, gint64 max_fake)
+{
+	gint64 start = sfl_clock_monotonic_usec(fx->clock);
+	gint64 deadline = g_get_monotonic_time() + 60 * SEC;
+
+	while (!cond(fx, data)) {
+		gboolean idle = FALSE;
+		g_autoptr(GSource) tick = g_timeout_source_new(20);
+
+		if (g_get_monotonic_time() > deadline ||
+		    sfl_clock_monotonic_usec(fx->clock) - start > max_fake)
+			return FALSE;
+		g_source_set_callback(tick, wake_cb, &idle, NULL);
+		g_source_attach(tick, NULL);
+		/* cond may itself run the loop (a control call) and see the tick fire */
+		while (!cond(fx, data) && !idle)
+			g_main_context_iteration(NULL, TRUE);
+		g_source_destroy(tick);
+		if (idle)
+			sfl_fake_clock_advance(fx->clock, STEP);
+	}
+	return TRUE;
+}
+
+static gboolean
+never(Fixture *fx, gpointer data)
+{
+	return FALSE;
+}
+
+static gboolean
+leads(Fixture *fx, gpointer data)
+{
+	Replica *r = data;
+	return r->acquired > r->lost;
+}
+
+static gboolean
+lost(Fixture *fx, gpointer data)
+{
+	Replica *r = data;
+	return r->lost > 0;
+}
+
+static json_t *
+sim_state(Fixture *fx)
+{
+	return sfl_test_sim_control(fx->loop, fx->base, "GET", "/control/state", NULL);
+}
+
+static json_t *
+sim_writes(Fixture *fx)
+{
+	g_autoptr(json_t) state = sim_state(fx);
+	return json_incref(json_object_get(state, "writes"));
+}
+
+static gboolean
+writes_at_least(Fixture *fx, gpointer data)
+{
+	g_autoptr(json_t) writes = sim_writes(fx);
+	return json_array_size(writes) >= GPOINTER_TO_UINT(data);
+}
+
+/* the precondition a write carried: "*" / "0" for create-only, else the version */
+static const gchar *
+write_condition(Fixture *fx, json_t *w)
+{
+	if (fx->gcs)
+		return json_string_value(json_object_get(w, "ifGenerationMatch"));
+	if (json_string_value(json_object_get(w, "ifNoneMatch")) != NULL)
+		return json_string_value(json_object_get(w, "ifNoneMatch"));
+	return json_string_value(json_object_get(w, "ifMatch"));
+}
+
+/* the live lease object's version and body */
+static gchar *
+lease_version(Fixture *fx, gchar **body)
+{
+	g_autoptr(json_t) state = sim_state(fx);
+	json_t *obj = json_object_get(json_object_get(state, "objects"), "lease/" KEY);
+
+	if (obj == NULL)
+		return NULL;
+	if (body != NULL)
+		*body = g_strdup(json_string_value(json_object_get(obj, "body")));
+	return g_strdup(json_string_value(json_object_get(obj, fx->gcs ? "generation" : "etag")));
+}
+
+static void
+put_lease(Fixture *fx, const gchar *json)
+{
+	g_autoptr(json_t) req = json_pack("{s:s, s:s, s:s}", "bucket", "lease",
+					  fx->gcs ? "name" : "key", KEY, "body", json);
+	g_autofree gchar *text = json_dumps(req, 0);
+	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/object", text));
+}
+
+static void
+test_create_then_renew(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(json_t) writes = NULL;
+	g_autofree gchar *first = NULL;
+	g_autofree gchar *body = NULL;
+
+	if (fx->base == NULL)
+		return;
+	replica_start(fx, &fx->a, "a");
+	g_assert_true(advance_until(fx, leads, &fx->a, RENEW));
+	g_assert_cmpuint(sfl_coordinator_get_epoch(fx->a.coord), ==, 1);
+	first = lease_version(fx, &body);
+	g_assert_nonnull(strstr(body, "\"holder\": \"a\""));
+	g_assert_nonnull(strstr(body, "\"epoch\": 1"));
+	/* the renewal is conditional on the version the claim produced */
+	g_assert_true(advance_until(fx, writes_at_least, GUINT_TO_POINTER(2), 2 * RENEW));
+	writes = sim_writes(fx);
+	g_assert_cmpstr(write_condition(fx, json_array_get(writes, 0)), ==, fx->gcs ? "0" : "*");
+	g_assert_cmpstr(write_condition(fx, json_array_get(writes, 1)), ==, first);
+	g_assert_cmpint(json_integer_value(json_object_get(json_array_get(writes, 1), "status")),
+			==, 200);
+	g_clear_pointer(&body, g_free);
+	g_free(lease_version(fx, &body));
+	g_assert_nonnull(strstr(body, "\"epoch\": 1"));
+	g_assert_cmpuint(fx->a.lost, ==, 0);
+}
+
+static void
+test_renew_race_demotes(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(json_t) before = NULL;
+	g_autoptr(json_t) after = NULL;
+
+	if (fx->base == NULL)
+		return;
+	replica_start(fx, &fx->a, "a");
+	g_assert_true(advance_until(fx, leads, &fx->a, RENEW));
+	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/race",
+					 "{\"body\": \"{\\\"holder\\\": \\\"intruder\\\"}\"}"));
+	before = sim_state(fx);
+	g_assert_true(advance_until(fx, lost, &fx->a, 2 * RENEW));
+	after = sim_state(fx);
+	/* exactly the renewal's write (412), no read before or after it */
+	g_assert_cmpint(json_integer_value(json_object_get(after, "requests")) -
+				json_integer_value(json_object_get(before, "requests")),
+			==, 1);
+	g_assert_false(sfl_coordinator_is_leader(fx->a.coord));
+	g_assert_true(warned("changed or vanished under us"));
+}
+
+static void
+test_read_errors_never_write(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(json_t) writes = NULL;
+
+	if (fx->base == NULL)
+		return;
+	put_lease(fx, "{\"holder\": \"dead\", \"expires_at\": \"2000-01-01T00:00:00+00:00\", "
+		      "\"epoch\": 3}");
+	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/fault",
+					 "{\"action\": \"status\", \"status\": 503, \"count\": "
+					 "1000, \"methods\": [\"GET\"]}"));
+	replica_start(fx, &fx->a, "a");
+	/* three ttls of 503s: cannot tell, never claimable */
+	g_assert_false(advance_until(fx, never, NULL, 3 * TTL));
+	writes = sim_writes(fx);
+	g_assert_cmpuint(json_array_size(writes), ==, 0);
+	g_assert_cmpuint(fx->a.acquired, ==, 0);
+	g_assert_true(warned("backing off without contesting"));
+}
+
+static gboolean
+anyone_leads(Fixture *fx, gpointer data)
+{
+	return leads(fx, &fx->a) || leads(fx, &fx->b);
+}
+
+static void
+test_two_standbys_one_winner(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(json_t) writes = NULL;
+	g_autofree gchar *stale = NULL;
+	guint conflicts = 0;
+	guint landed = 0;
+	json_t *w = NULL;
+	gsize i = 0;
+
+	if (fx->base == NULL)
+		return;
+	put_lease(fx, "{\"holder\": \"dead\", \"expires_at\": \"2000-01-01T00:00:00+00:00\", "
+		      "\"epoch\": 3}");
+	stale = lease_version(fx, NULL);
+	g_assert_nonnull(stale);
+	replica_start(fx, &fx->a, "a");
+	replica_start(fx, &fx->b, "b");
+	/* generous in fake time: the clock moves while requests are in flight */
+	g_assert_true(advance_until(fx, anyone_leads, NULL, TTL + 2 * RENEW));
+	/* let a racing claim come back too, and the winner renew once */
+	g_assert_true(advance_until(fx, writes_at_least, GUINT_TO_POINTER(2), RENEW));
+	writes = sim_writes(fx);
+	/*
+	 * Every claim of the stale lease is conditional on its version: exactly one lands. When
+	 * the other replica read the lease in time to race, its claim is refused with 412; when
+	 * its read came after the winner's write, it saw a fresh lease and never claimed.
+	 */
+	json_array_foreach (writes, i, w) {
+		json_int_t status = json_integer_value(json_object_get(w, "status"));
+
+		if (g_strcmp0(write_condition(fx, w), stale) != 0)
+			continue;
+		if (status == 412)
+			conflicts++;
+		else if (status == 200)
+			landed++;
+		else
+			g_error("a claim of the stale lease answered %" JSON_INTEGER_FORMAT,
+				status);
+	}
+	g_assert_cmpuint(landed, ==, 1);
+	g_assert_cmpuint(conflicts, <=, 1);
+	g_assert_cmpuint(fx->a.acquired + fx->b.acquired, ==, 1);
+	g_assert_cmpuint(
+		MAX(sfl_coordinator_get_epoch(fx->a.coord), sfl_coordinator_get_epoch(fx->b.coord)),
+		==, 4);
+}
+
+int
+main(int argc, char **argv)
+{
+	const gchar *kinds[] = { "s3", "gcs" };
+
+	g_test_init(&argc, &argv, NULL);
+	/* the coordinators warn on purpose here: keep the warnings, do not abort on them */
+	warnings = sfl_test_warnings_record(TRUE);
+	for (guint i = 0; i < G_N_ELEMENTS(kinds); i++) {
+		g_autofree gchar *a =
+			g_strdup_printf("/sfl/object-lease-sim/%s/create-then-renew", kinds[i]);
+		g_autofree gchar *b =
+			g_strdup_printf("/sfl/object-lease-sim/%s/renew-race-demotes", kinds[i]);
+		g_autofree gchar *c = g_strdup_printf(
+			"/sfl/object-lease-sim/%s/read-errors-never-write", kinds[i]);
+		g_autofree gchar *d = g_strdup_printf(
+			"/sfl/object-lease-sim/%s/two-standbys-one-winner", kinds[i]);
+
+		g_test_add(a, Fixture, kinds[i], fixture_setup, test_create_then_renew,
+			   fixture_teardown);
+		g_test_add(b, Fixture, kinds[i], fixture_setup, test_renew_race_demotes,
+			   fixture_teardown);
+		g_test_add(c, Fixture, kinds[i], fixture_setup, test_read_errors_never_write,
+			   fixture_teardown);
+		g_test_add(d, Fixture, kinds[i], fixture_setup, test_two_standbys_one_winner,
+			   fixture_teardown);
+	}
+	return g_test_run();
+}
