@@ -616,8 +616,17 @@ test_observability(void)
 	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.loki_base, "POST", "/control/fault",
 				     "{\"count\": 1000000, \"status\": 500}");
 	json_decref(reply);
+	/* the start-up token request is held: the service is up but has not led yet */
+	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.sf_base, "POST", "/control/fault",
+				     "{\"match\": \"token\", \"count\": 1, \"delay_ms\": 120000}");
+	json_decref(reply);
 	fx_start_run(&fx);
 	sfl_test_daemon_wait_logged(fx.run, "health server listening on ", EVENT_TIMEOUT_SEC);
+	fx_wait(&fx, fx_readyz_is, "not ready", "/readyz to say not ready during start-up");
+	g_assert_false(sfl_test_daemon_logged(fx.run, "leadership acquired"));
+	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.sf_base, "POST", "/control/clear_faults",
+				     "{}");
+	json_decref(reply);
 
 	/* past the 1 s threshold the leader reports itself degraded, with the duration */
 	fx_wait(&fx, fx_readyz_is, "degraded: loki pushes failing for ",
