@@ -412,6 +412,9 @@ sfl_grpc_call_done_cb(CURL *easy, CURLcode code, gpointer user_data)
 		g_autofree gchar *detail = sfl_redact(self->errbuf);
 		status.code = SFL_GRPC_UNAVAILABLE;
 		status.transport = TRUE;
+		status.unanswered = self->http_status == 0 &&
+				    (code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR ||
+				     code == CURLE_SEND_ERROR);
 		status.message = g_strdup_printf("%s%s%s", curl_easy_strerror(code),
 						 detail[0] != '\0' ? ": " : "", detail);
 	} else if (http != 0 && version != CURL_HTTP_VERSION_2_0) {
@@ -696,8 +699,9 @@ sfl_grpc_unary_done(SflGrpcCall *call, const SflGrpcStatus *status, gpointer use
 	 * with the trailers: an OK status with no (or a cut) message. Asking again is safe for
 	 * the read-only calls this is used for.
 	 */
+	/* ...and a connection that closed before any answer (seen under load) is asked again too */
 	if (((status->code == SFL_GRPC_OK && u->response == NULL) ||
-	     (status->code == SFL_GRPC_INTERNAL && !status->has_trailers)) &&
+	     (status->code == SFL_GRPC_INTERNAL && !status->has_trailers) || status->unanswered) &&
 	    u->attempts < SFL_GRPC_UNARY_ATTEMPTS) {
 		g_autoptr(GError) error = NULL;
 
@@ -721,6 +725,7 @@ sfl_grpc_unary_done(SflGrpcCall *call, const SflGrpcStatus *status, gpointer use
 	u->status.http_status = status->http_status;
 	u->status.has_trailers = status->has_trailers;
 	u->status.transport = status->transport;
+	u->status.unanswered = status->unanswered;
 	if (status->code == SFL_GRPC_OK && u->response != NULL) {
 		g_task_return_pointer(task, g_bytes_ref(u->response),
 				      (GDestroyNotify)g_bytes_unref);

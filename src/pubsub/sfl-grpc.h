@@ -88,6 +88,9 @@ typedef struct {
 	guint http_status;
 	gboolean has_trailers;
 	gboolean transport;
+	/* a transport failure after which nothing of the call was answered (the connection closed
+	 * or was reset with no response): safe to repeat for a read-only call */
+	gboolean unanswered;
 } SflGrpcStatus;
 
 const gchar *sfl_grpc_code_name(SflGrpcCode code);
