@@ -55,9 +55,6 @@
 #define SFL_DOCTOR_LIMITS_LOW 0.2
 /* the Pub/Sub API call only the doctor makes (original §2.1.2) */
 #define SFL_DOCTOR_PATH_GET_TOPIC "/eventbus.v1.PubSub/GetTopic"
-/* GetTopic rounds while the call ends OK without its message (each round is the client's own
- * SFL_GRPC_UNARY_ATTEMPTS) */
-#define SFL_DOCTOR_GRPC_ROUNDS 3
 /* the uid the packages and the container image run the service as */
 #define SFL_DOCTOR_SERVICE_UID "10001"
 
@@ -471,24 +468,12 @@ sfl_doctor_pubsub_topic(SflDoctor *d, const gchar *base_url, const gchar *const 
 	timeout = g_timeout_source_new(SFL_DOCTOR_HTTP_TIMEOUT_MS);
 	g_source_set_callback(timeout, sfl_doctor_cancel_cb, cancellable, NULL);
 	g_source_attach(timeout, d->context);
-	/*
-	 * The client already asks again when curl drops the message that came with the trailers
-	 * (see sfl-grpc.h); under load that can still happen every time, and a report must not
-	 * blame the topic for it. Another round shares the deadline.
-	 */
-	for (guint round = 0; round < SFL_DOCTOR_GRPC_ROUNDS && answer == NULL; round++) {
-		sfl_grpc_status_clear(&status);
-		g_clear_error(&error);
-		op.done = FALSE;
-		sfl_grpc_unary_async(d->loop, base_url, SFL_DOCTOR_PATH_GET_TOPIC, metadata, body,
-				     cancellable, sfl_doctor_op_cb, &op);
-		sfl_doctor_op_wait(d, &op);
-		answer = sfl_grpc_unary_finish(op.result, &status, &error);
-		sfl_doctor_op_clear(&op);
-		if (answer == NULL && (status.code != SFL_GRPC_OK ||
-				       g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)))
-			break;
-	}
+	/* the client itself asks again when curl drops a message (SFL_GRPC_UNARY_ATTEMPTS) */
+	sfl_grpc_unary_async(d->loop, base_url, SFL_DOCTOR_PATH_GET_TOPIC, metadata, body,
+			     cancellable, sfl_doctor_op_cb, &op);
+	sfl_doctor_op_wait(d, &op);
+	answer = sfl_grpc_unary_finish(op.result, &status, &error);
+	sfl_doctor_op_clear(&op);
 	g_source_destroy(timeout);
 	g_source_unref(timeout);
 	if (answer == NULL && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {

@@ -588,13 +588,11 @@ static SflGrpcCall *
 sfl_topic_new_call(SflTopic *t, SflGrpcMessageFunc message, SflGrpcDoneFunc done)
 {
 	SflPubsubSource *self = t->source;
-	g_autofree gchar *h_token = g_strdup_printf("accesstoken: %s", t->token->access_token);
-	g_autofree gchar *h_url = g_strdup_printf("instanceurl: %s", t->token->instance_url);
-	g_autofree gchar *h_org = g_strdup_printf("tenantid: %s", self->org_id);
-	const gchar *metadata[] = { h_token, h_url, h_org, NULL };
+	g_auto(GStrv) metadata = sfl_pubsub_call_metadata(t->token, self->org_id);
 
 	return sfl_grpc_call_new(sfl_sf_auth_get_loop(self->auth), self->base_url,
-				 SFL_PUBSUB_PATH_SUBSCRIBE, metadata, message, done, t);
+				 SFL_PUBSUB_PATH_SUBSCRIBE, (const gchar *const *)metadata, message,
+				 done, t);
 }
 
 static void
@@ -861,9 +859,7 @@ sfl_pubsub_schema_token_cb(GObject *object, GAsyncResult *result, gpointer user_
 	g_autoptr(SflSfToken) token =
 		sfl_sf_auth_get_token_finish(SFL_SF_AUTH(object), result, &error);
 	Eventbus__V1__SchemaRequest req = EVENTBUS__V1__SCHEMA_REQUEST__INIT;
-	g_autofree gchar *h_token = NULL;
-	g_autofree gchar *h_url = NULL;
-	g_autofree gchar *h_org = NULL;
+	g_auto(GStrv) metadata = NULL;
 	g_autoptr(GBytes) body = NULL;
 	gsize len = 0;
 	guint8 *buf = NULL;
@@ -881,16 +877,11 @@ sfl_pubsub_schema_token_cb(GObject *object, GAsyncResult *result, gpointer user_
 	buf = g_malloc(MAX(len, 1));
 	eventbus__v1__schema_request__pack(&req, buf);
 	body = g_bytes_new_take(buf, len);
-	h_token = g_strdup_printf("accesstoken: %s", token->access_token);
-	h_url = g_strdup_printf("instanceurl: %s", token->instance_url);
-	h_org = g_strdup_printf("tenantid: %s", self->org_id);
-	{
-		const gchar *metadata[] = { h_token, h_url, h_org, NULL };
-		self->counters.schema_fetches++;
-		sfl_grpc_unary_async(sfl_sf_auth_get_loop(self->auth), self->base_url,
-				     SFL_PUBSUB_PATH_GET_SCHEMA, metadata, body, self->cancellable,
-				     sfl_pubsub_schema_cb, f);
-	}
+	metadata = sfl_pubsub_call_metadata(token, self->org_id);
+	self->counters.schema_fetches++;
+	sfl_grpc_unary_async(sfl_sf_auth_get_loop(self->auth), self->base_url,
+			     SFL_PUBSUB_PATH_GET_SCHEMA, (const gchar *const *)metadata, body,
+			     self->cancellable, sfl_pubsub_schema_cb, f);
 }
 
 /* parks @t until @schema_id is known; one GetSchema per id however many topics wait */

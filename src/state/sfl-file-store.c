@@ -262,17 +262,13 @@ sfl_file_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboole
 {
 	SflFileStore *self = SFL_FILE_STORE(store);
 	g_autoptr(SflStateDoc) doc = sfl_file_store_read_fresh(self, error);
-	g_autoptr(GError) local = NULL;
 
 	*epoch = 0;
 	*present = FALSE;
 	if (doc == NULL)
 		return FALSE;
-	*present = sfl_state_doc_get_epoch(doc, epoch, &local);
-	if (local != NULL) {
-		g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", self->path);
-		return FALSE;
-	}
+	/* read_fresh already refused a garbled epoch */
+	*present = sfl_state_doc_get_epoch(doc, epoch, NULL);
 	return TRUE;
 }
 
