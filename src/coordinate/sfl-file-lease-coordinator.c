@@ -101,6 +101,20 @@ sfl_file_lease_coordinator_surrender(SflFileLeaseCoordinator *self)
 	sfl_lease_chain_log_standby(&self->chain, SFL_COORDINATOR(self), self->epoch);
 }
 
+/*
+ * The lease is gone or garbled under us, confirmed by a second read. Writing our old epoch back
+ * could land after a standby's fresh claim and step the lease's epoch down, so the term ends
+ * here and we contest at once like any standby: the claim carries a new epoch above ours and
+ * the store's floor, and the write-pause-verify decides between us and a competitor.
+ */
+static void
+sfl_file_lease_coordinator_recontest(SflFileLeaseCoordinator *self)
+{
+	self->last_read_ours = FALSE;
+	sfl_file_lease_coordinator_schedule(self, 0, sfl_file_lease_coordinator_acquire_cb);
+	sfl_lease_chain_log_standby(&self->chain, SFL_COORDINATOR(self), self->epoch);
+}
+
 /* --- acquire (standby) -------------------------------------------------------------------- */
 
 static void
@@ -340,17 +354,18 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 				self, self->verify_usec, sfl_file_lease_coordinator_hold_verify_cb);
 			return;
 		}
-		if (self->first_failed) {
-			g_warning("two consecutive reads of the lease %s failed (%s); renewing "
-				  "within ttl (last confirmed %.1f s ago)",
-				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_lease_secs(since_confirmed));
-		} else {
-			g_warning("cannot re-read the lease %s (%s); renewing within ttl (last "
-				  "confirmed %.1f s ago)",
-				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_lease_secs(since_confirmed));
+		if (!self->first_failed) {
+			/* the read before showed no lease of ours: nothing left to renew */
+			g_warning("the lease %s was missing or not a lease and cannot be re-read "
+				  "(%s): giving up leadership without writing",
+				  sfl_file_lease_coordinator_path(self), error->message);
+			sfl_file_lease_coordinator_recontest(self);
+			return;
 		}
+		g_warning("two consecutive reads of the lease %s failed (%s); renewing within "
+			  "ttl (last confirmed %.1f s ago)",
+			  sfl_file_lease_coordinator_path(self), error->message,
+			  sfl_lease_secs(since_confirmed));
 		sfl_file_lease_coordinator_renew(self);
 		return;
 	}
@@ -373,6 +388,13 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 		self->first_failed = FALSE;
 		sfl_file_lease_coordinator_schedule(self, self->verify_usec,
 						    sfl_file_lease_coordinator_hold_verify_cb);
+		return;
+	}
+	if (doc.state != SFL_LEASE_VALID) {
+		g_warning("the lease %s is still missing or not a lease: giving up leadership "
+			  "(epoch %" G_GUINT64_FORMAT ") and contesting it with a new epoch",
+			  sfl_file_lease_coordinator_path(self), self->epoch);
+		sfl_file_lease_coordinator_recontest(self);
 		return;
 	}
 	sfl_file_lease_coordinator_renew(self);

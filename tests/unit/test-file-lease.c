@@ -51,6 +51,8 @@ struct _FakeLeaseIO {
 	guint fail_writes; /* the next N writes fail */
 	guint hang_reads;  /* the next N reads never complete until released */
 	guint hang_writes; /* the next N writes never complete (nor land) until released */
+	GBytes *land;	   /* a competitor's write that lands right after ... */
+	guint land_after;  /* ... this many more reads (0: none pending) */
 	GPtrArray *hung;   /* (element-type GTask) */
 };
 
@@ -80,6 +82,10 @@ fake_lease_io_read_async(SflLeaseIO *io, GCancellable *cancellable, GAsyncReadyC
 		gsize len = 0;
 		const gchar *data = g_bytes_get_data(self->bytes, &len);
 		sfl_lease_doc_parse(data, len, doc);
+	}
+	if (self->land_after > 0 && --self->land_after == 0) {
+		g_clear_pointer(&self->bytes, g_bytes_unref);
+		self->bytes = g_steal_pointer(&self->land);
 	}
 	g_task_return_pointer(task, g_steal_pointer(&doc), (GDestroyNotify)sfl_lease_doc_free);
 }
@@ -148,6 +154,7 @@ fake_lease_io_finalize(GObject *object)
 	g_assert_cmpuint(self->hung->len, ==, 0);
 	g_ptr_array_unref(self->hung);
 	g_clear_pointer(&self->bytes, g_bytes_unref);
+	g_clear_pointer(&self->land, g_bytes_unref);
 	G_OBJECT_CLASS(fake_lease_io_parent_class)->finalize(object);
 }
 
@@ -752,31 +759,35 @@ test_sfl0057_acquire_verify_cannot_tell(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0057_hold_verify_cannot_tell_renews(Fixture *f, gconstpointer user_data)
+test_sfl0057_hold_verify_cannot_tell(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
-	/* the lease vanished; the verify read cannot tell; within the ttl we renew */
+	/* the lease vanished and the verify read cannot tell: nothing of ours is left to renew */
 	disk_set_raw(f, NULL);
 	advance_to(f, 11 * SEC);
 	g_assert_cmpuint(count_warnings("missing or not a lease"), ==, 1);
 	g_assert_cmpuint(f->io->writes, ==, 1);
 	f->io->fail_reads = 1;
 	advance_to(f, 12 * SEC);
-	g_assert_cmpuint(count_warnings("cannot re-read the lease"), ==, 1);
+	g_assert_cmpuint(count_warnings("cannot be re-read"), ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
+	/* contested at once with a new epoch, never a rewrite of epoch 1 */
 	g_assert_cmpuint(f->io->writes, ==, 2);
-	assert_disk(f, ME, WALL_START + 12 * SEC + TTL, 1);
+	assert_disk(f, ME, WALL_START + 12 * SEC + TTL, 2);
+	advance(f, 1 * SEC);
 	g_assert_true(is_leader(f));
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 1);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 2);
 
 	/* a failed pre-renew read confirmed by a good verify read renews quietly */
 	f->io->fail_reads = 1;
-	advance_to(f, 22 * SEC);
-	g_assert_cmpuint(count_warnings("error); reading it again"), ==, 1);
 	advance_to(f, 23 * SEC);
+	g_assert_cmpuint(count_warnings("error); reading it again"), ==, 1);
+	advance_to(f, 24 * SEC);
 	g_assert_cmpuint(f->io->writes, ==, 3);
-	assert_disk(f, ME, WALL_START + 23 * SEC + TTL, 1);
+	assert_disk(f, ME, WALL_START + 24 * SEC + TTL, 2);
 	g_assert_cmpuint(count_warnings("two consecutive"), ==, 0);
 	g_assert_true(is_leader(f));
+	g_assert_cmpuint(f->c.acquired, ==, 2);
 }
 
 static void
@@ -1200,15 +1211,50 @@ test_hold_absent_then_foreign(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_hold_absent_twice_renews(Fixture *f, gconstpointer user_data)
+test_hold_absent_twice_recontests(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
 	disk_set_raw(f, NULL);
 	advance_to(f, 12 * SEC);
-	g_assert_true(is_leader(f));
-	g_assert_cmpuint(f->io->reads, ==, 4);
+	/* the term ends; the claim carries epoch 2, not a rewrite of 1 */
+	g_assert_cmpuint(count_warnings("still missing or not a lease"), ==, 1);
+	g_assert_cmpuint(f->c.lost, ==, 1);
+	g_assert_cmpuint(f->io->reads, ==, 5);
 	g_assert_cmpuint(f->io->writes, ==, 2);
-	assert_disk(f, ME, WALL_START + 12 * SEC + TTL, 1);
+	assert_disk(f, ME, WALL_START + 12 * SEC + TTL, 2);
+	advance(f, 1 * SEC);
+	g_assert_true(is_leader(f));
+	g_assert_cmpuint(f->c.acquired, ==, 2);
+	g_assert_cmpuint(f->c.last_acquired_epoch, ==, 2);
+}
+
+/*
+ * Found by the 30-minute soak (docs/reliability.md): the lease file was deleted under the
+ * leader (epoch 1), a standby claimed the missing lease with epoch 2 right after the leader's
+ * verify read, and the leader's renewal then wrote epoch 1 over it: the lease went 2 → 1.
+ */
+static void
+test_hold_absent_never_rewrites_old_epoch(Fixture *f, gconstpointer user_data)
+{
+	g_autofree gchar *claim = sfl_lease_doc_serialize(OTHER, WALL_START + 100 * SEC, 2, NULL);
+	g_auto(SflLeaseDoc) doc = { 0 };
+
+	start_leader(f);
+	disk_set_raw(f, NULL);
+	/* the competitor's claim lands right after our second (verify) read */
+	f->io->land = g_bytes_new(claim, strlen(claim));
+	f->io->land_after = 2;
+	advance_to(f, 12 * SEC);
+	g_assert_cmpuint(f->io->land_after, ==, 0);
+	g_assert_false(is_leader(f));
+	g_assert_cmpuint(f->io->writes, ==, 1);
+	disk_get(f, &doc);
+	g_assert_cmpstr(doc.holder, ==, OTHER);
+	g_assert_cmpuint(doc.epoch, ==, 2);
+	/* a standby waiting on the competitor's live lease */
+	advance_to(f, 60 * SEC);
+	g_assert_cmpuint(f->io->writes, ==, 1);
+	g_assert_false(is_leader(f));
 }
 
 static void
@@ -1929,8 +1975,8 @@ main(int argc, char **argv)
 	    test_sfl0057_acquire_write_error_retries);
 	ADD("/sfl/file-lease/sfl-0057/acquire-verify-cannot-tell",
 	    test_sfl0057_acquire_verify_cannot_tell);
-	ADD("/sfl/file-lease/sfl-0057/hold-verify-cannot-tell-renews",
-	    test_sfl0057_hold_verify_cannot_tell_renews);
+	ADD("/sfl/file-lease/sfl-0057/hold-verify-cannot-tell",
+	    test_sfl0057_hold_verify_cannot_tell);
 	ADD("/sfl/file-lease/sfl-0057/hold-write-error-keeps-leadership",
 	    test_sfl0057_hold_write_error_keeps_leadership);
 	ADD("/sfl/file-lease/sfl-0057/write-failure-only-ends-on-cancel",
@@ -1961,7 +2007,9 @@ main(int argc, char **argv)
 	ADD("/sfl/file-lease/hold/own-holder-higher-epoch", test_hold_own_holder_higher_epoch);
 	ADD("/sfl/file-lease/hold/own-holder-lower-epoch", test_hold_own_holder_lower_epoch);
 	ADD("/sfl/file-lease/hold/absent-then-foreign", test_hold_absent_then_foreign);
-	ADD("/sfl/file-lease/hold/absent-twice-renews", test_hold_absent_twice_renews);
+	ADD("/sfl/file-lease/hold/absent-twice-recontests", test_hold_absent_twice_recontests);
+	ADD("/sfl/file-lease/hold/absent-never-rewrites-old-epoch",
+	    test_hold_absent_never_rewrites_old_epoch);
 	ADD("/sfl/file-lease/hold/freeze", test_hold_freeze);
 	ADD("/sfl/file-lease/hold/check-fence", test_hold_check_fence);
 	ADD("/sfl/file-lease/hold/write-hangs-past-ttl", test_hold_write_hangs_past_ttl);
