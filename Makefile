@@ -77,26 +77,37 @@ fuzz:
 	$(MESON) compile -C $(FUZZ_BUILD_DIR)
 	sh scripts/run-fuzz.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
 
-# HA fault injection (tests/ha/README.md): three replicas under file_lease, a seeded fault
-# schedule, invariant checkers. ha-test is the short fixed-seed run that `make test` includes
-# (with the sanitizer build's binary under SANITIZE=1); soak writes docs/reliability.md.
+# HA fault injection (tests/ha/README.md): three replicas sharing a lease and a store, a seeded
+# fault schedule, invariant checkers. ha-test is the short fixed-seed run that `make test`
+# includes (with the sanitizer build's binary under SANITIZE=1): file_lease for HA_SECONDS, then
+# one round of every fault for each other coordinator; soak writes docs/reliability.md.
 HA_SEED ?= 1
 HA_SECONDS ?= 45
+HA_OTHER_SECONDS ?= 20
+HA_COORDINATORS ?= file_lease k8s_lease s3_lease gcs_lease
 SEED ?= 1
 MINUTES ?= 30
+COORDINATOR ?= file_lease
 
 # exit 77: a simulator's Debian module is missing (make deps installs them)
 ha-test: $(TEST_BUILD_DIR)/.configured
 	$(MESON) compile -C $(TEST_BUILD_DIR) sf2loki
-	@rc=0; LSAN_OPTIONS=$${LSAN_OPTIONS:-suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0} \
-		/usr/bin/python3 tests/ha/ha_harness.py --bin $(TEST_BUILD_DIR)/sf2loki \
-		--seed $(HA_SEED) --duration $(HA_SECONDS) --command "make ha-test" || rc=$$?; \
-	if [ $$rc -eq 77 ]; then echo "ha-test: SKIP"; else exit $$rc; fi
+	@for c in $(HA_COORDINATORS); do \
+		secs=$(HA_OTHER_SECONDS); [ $$c = file_lease ] && secs=$(HA_SECONDS); \
+		rc=0; LSAN_OPTIONS=$${LSAN_OPTIONS:-suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0} \
+			/usr/bin/python3 tests/ha/ha_harness.py --bin $(TEST_BUILD_DIR)/sf2loki \
+			--coordinator $$c --seed $(HA_SEED) --duration $$secs \
+			--command "make ha-test ($$c)" || rc=$$?; \
+		if [ $$rc -eq 77 ]; then echo "ha-test $$c: SKIP"; \
+		elif [ $$rc -ne 0 ]; then echo "ha-test $$c: FAIL"; exit $$rc; \
+		else echo "ha-test $$c: PASS"; fi; \
+	done
 
 soak: build
 	nice /usr/bin/python3 tests/ha/ha_harness.py --bin $(BUILD_DIR)/sf2loki --seed $(SEED) \
-		--duration $$(( $(MINUTES) * 60 )) --burst-max 8 --report docs/reliability.md \
-		--command "make soak SEED=$(SEED) MINUTES=$(MINUTES)"
+		--coordinator $(COORDINATOR) --duration $$(( $(MINUTES) * 60 )) --burst-max 8 \
+		--report $(if $(filter file_lease,$(COORDINATOR)),docs/reliability.md,docs/reliability-$(COORDINATOR).md) \
+		--command "make soak SEED=$(SEED) MINUTES=$(MINUTES)$(if $(filter file_lease,$(COORDINATOR)),, COORDINATOR=$(COORDINATOR))"
 
 COV_BUILD_DIR ?= build-cov
 

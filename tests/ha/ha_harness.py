@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 # Copyright 2026 sf2loki contributors
 # SPDX-License-Identifier: Apache-2.0
-"""HA fault-injection harness: three `sf2loki run` replicas under file_lease, real faults,
-invariant checkers over the recorded history (see tests/ha/README.md).
+"""HA fault-injection harness: three `sf2loki run` replicas sharing a lease and a checkpoint
+store, real faults, invariant checkers over the recorded history (see tests/ha/README.md).
 
-usage: ha_harness.py --bin PATH [--seed N] [--duration SECONDS] [--report FILE]
+usage: ha_harness.py --bin PATH [--coordinator file_lease|k8s_lease|s3_lease|gcs_lease]
+                     [--seed N] [--duration SECONDS] [--report FILE]
                      [--command TEXT] [--workdir DIR] [--keep]
 
 Exit 0 when every invariant holds, 1 when one is violated (or nothing was injected), 77 when a
@@ -157,7 +158,8 @@ class Replica:
         self.exited = False
         env = {"LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "SF2LOKI_SERVICE__HEALTH_ADDR": "127.0.0.1:0",
-               "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID": self.holder}
+               harness.backend.holder_var: self.holder}
+        env.update(harness.backend.env())
         for k in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
             if k in os.environ:
                 env[k] = os.environ[k]
@@ -236,7 +238,7 @@ class Inotify:
                 _wd, _mask, _cookie, length = struct.unpack_from("iIII", data, off)
                 name = data[off + 16:off + 16 + length].rstrip(b"\0").decode()
                 off += 16 + length
-                if name in (STATE, LEASE):
+                if name == STATE or (name == LEASE and self.h.backend.watch_lease_file):
                     names.add(name)
             for name in sorted(names):
                 with self.h.hist.cond:
@@ -247,6 +249,293 @@ class Inotify:
         os.write(self.stop_w, b"x")
         self.thread.join(5)
         os.close(self.fd)
+
+
+class FileBackend:
+    """file_lease + the file store, both in the run's directory (the reference topology)."""
+
+    name = "file_lease"
+    store = "file"
+    # a standby takes over a ttl after the last renewal, looks every renew_interval, and
+    # confirms its claim after the verify pause
+    bound = TTL + RENEW + VERIFY + SLACK
+    bound_text = "ttl + renew + verify"
+    holder_var = "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID"
+    watch_lease_file = True
+
+    def __init__(self, h):
+        self.h = h
+
+    def start(self):
+        d = self.h.dir
+        return f"""state:
+  file: {{path: {os.path.join(d, STATE)}}}
+coordinate:
+  type: file_lease
+  file_lease: {{path: {os.path.join(d, LEASE)}, ttl: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms}}
+"""
+
+    def env(self):
+        return {}
+
+    def describe(self):
+        return (f"`file_lease` (ttl {TTL:g} s, renew_interval {RENEW:g} s) and the file store "
+                "in one directory")
+
+    def sample(self):
+        self.h.sample_file(LEASE, "sample")
+        self.h.sample_file(STATE, "sample")
+
+    def write_lease(self, content):
+        tmp = os.path.join(self.h.dir, ".harness-lease.tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(content)
+        os.replace(tmp, os.path.join(self.h.dir, LEASE))
+
+    def lease_fault(self, ftype, pause, rng):
+        h = self.h
+        path = os.path.join(h.dir, LEASE)
+        e = h.fault(ftype)
+        if ftype == "lease_delete":
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        elif ftype == "lease_garbage":
+            self.write_lease(b"\x00garbage{not a lease" + bytes(rng.randrange(256)
+                                                               for _ in range(16)))
+        else:
+            # a directory in its place: every read fails, and so does every rename onto it
+            tmpdir = os.path.join(h.dir, ".harness-lease-dir")
+            os.makedirs(tmpdir, exist_ok=True)
+            try:
+                os.unlink(path)
+            except (FileNotFoundError, IsADirectoryError):
+                pass
+            try:
+                os.rename(tmpdir, path)
+            except OSError:
+                os.rmdir(tmpdir)
+            pause(TTL * rng.uniform(0.3, 1.6))
+            if os.path.isdir(path):
+                os.rmdir(path)
+        h.healed(e)
+
+    def stop(self):
+        pass
+
+
+class K8sBackend(FileBackend):
+    """k8s_lease against tests/sim/k8s_sim.py (HTTPS, resourceVersion compare-and-swap) and the
+    file store. The Lease's history comes from the simulator's record of every write; its
+    leaseTransitions is the epoch."""
+
+    name = "k8s_lease"
+    # staleness is judged on the observer's monotonic clock: a standby that saw the last
+    # renewal looks again exactly when it turns stale; no verify pause (the CAS decides)
+    bound = TTL + RENEW + SLACK
+    bound_text = "lease_duration + renew"
+    holder_var = "SF2LOKI_COORDINATE__K8S_LEASE__IDENTITY"
+    watch_lease_file = False
+    NS = "sf2loki"
+    LEASE_NAME = "sf2loki-ha"
+
+    def start(self):
+        h = self.h
+        simdir = os.path.join(h.dir, "k8s")
+        os.makedirs(simdir, exist_ok=True)
+        self.since = 0
+        self.sim = Sim("k8s", [PY, os.path.join(SIM, "k8s_sim.py"), "--dir", simdir,
+                               "--namespace", self.NS], os.path.join(h.dir, "k8s-sim.log"))
+        kubeconfig = os.path.join(simdir, "kubeconfig")
+        return f"""state:
+  file: {{path: {os.path.join(h.dir, STATE)}}}
+coordinate:
+  type: k8s_lease
+  k8s_lease: {{kubeconfig: '{kubeconfig}', namespace: {self.NS}, name: {self.LEASE_NAME}, lease_duration: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms}}
+"""
+
+    def describe(self):
+        return (f"`k8s_lease` against the Kubernetes API simulator (lease_duration {TTL:g} s, "
+                f"renew_interval {RENEW:g} s) and the file store")
+
+    @staticmethod
+    def lease_doc(holder, transitions):
+        # the checkers read {"holder", "epoch"}; a Lease without leaseTransitions has no epoch
+        if transitions is None:
+            return b"<no leaseTransitions>"
+        return json.dumps({"holder": holder, "epoch": transitions}).encode()
+
+    def sample(self):
+        h = self.h
+        try:
+            st = http("GET", f"{self.sim.base}/control/state?since={self.since}", timeout=2)
+        except (OSError, ValueError):
+            return
+        t = now()
+        with h.hist.cond:
+            for w in st["writes"]:
+                if w.get("status") in (200, 201) and not w.get("dryRun") and \
+                        w.get("name") == self.LEASE_NAME:
+                    h.hist.file_writes += 1
+                    h.hist.files.append((t, LEASE, "write",
+                                         self.lease_doc(w.get("holder"), w.get("transitions"))))
+            self.since = st["writes_total"]
+            lease = st["leases"].get(f"{self.NS}/{self.LEASE_NAME}")
+            spec = (lease or {}).get("spec") or {}
+            h.hist.files.append((t, LEASE, "sample", None if lease is None else self.lease_doc(
+                spec.get("holderIdentity"), spec.get("leaseTransitions"))))
+        h.sample_file(STATE, "sample")
+
+    def lease_fault(self, ftype, pause, rng):
+        h = self.h
+        e = h.fault(ftype)
+        if ftype == "lease_delete":
+            http("POST", self.sim.base + "/control/delete", {"name": self.LEASE_NAME})
+        elif ftype == "lease_garbage":
+            # another writer leaves a Lease with no holder, times or transitions
+            http("POST", self.sim.base + "/control/put",
+                 {"namespace": self.NS, "name": self.LEASE_NAME,
+                  "spec": {"leaseDurationSeconds": 1 + rng.randrange(60)}})
+        else:
+            # the API refuses every read for a while (RBAC trouble, an overloaded server)
+            http("POST", self.sim.base + "/control/fault",
+                 {"status": rng.choice([403, 500, 503]), "count": 1000000, "methods": ["GET"]})
+            pause(TTL * rng.uniform(0.3, 1.6))
+            http("POST", self.sim.base + "/control/clear", {})
+        h.healed(e)
+
+    def stop(self):
+        self.sim.stop()
+
+
+class ObjectBackend(FileBackend):
+    """s3_lease + the s3 store against tests/sim/s3_sim.py (SigV4 checked by botocore), or
+    gcs_lease + the gcs store against tests/sim/gcs_sim.py (service-account JWTs checked by
+    python3-jwt). Both objects' histories come from the simulator's record of every write."""
+
+    # a standby judges staleness on its own monotonic clock and claims with a conditional
+    # write: no verify pause
+    bound = TTL + RENEW + SLACK
+    bound_text = "ttl + renew"
+    watch_lease_file = False
+    BUCKET = "sf2loki-ha"
+    STATE_KEY = "ha/state.json"
+    LEASE_KEY = "ha/leader.json"
+
+    def __init__(self, h, kind):
+        super().__init__(h)
+        self.kind = kind
+        self.name = f"{kind}_lease"
+        self.store = kind
+        self.holder_var = f"SF2LOKI_COORDINATE__{kind.upper()}_LEASE__HOLDER_ID"
+
+    def start(self):
+        h = self.h
+        self.since = 0
+        ttl = f"ttl: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms"
+        if self.kind == "s3":
+            self.sim = Sim("s3", [PY, os.path.join(SIM, "s3_sim.py")],
+                           os.path.join(h.dir, "s3-sim.log"))
+            where = f"endpoint_url: '{self.sim.base}', region: us-east-1"
+            return f"""state:
+  store: s3
+  s3: {{bucket: {self.BUCKET}, key: {self.STATE_KEY}, {where}}}
+coordinate:
+  type: s3_lease
+  s3_lease: {{bucket: {self.BUCKET}, key: {self.LEASE_KEY}, {where}, {ttl}}}
+"""
+        key = os.path.join(h.dir, "sa-key.pem")
+        pub = os.path.join(h.dir, "sa-pub.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
+                        "rsa_keygen_bits:2048", "-out", key], check=True,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub], check=True)
+        self.sim = Sim("gcs", [PY, os.path.join(SIM, "gcs_sim.py"), "--public-key", pub],
+                       os.path.join(h.dir, "gcs-sim.log"))
+        sa = os.path.join(h.dir, "service-account.json")
+        with open(key, encoding="ascii") as fh:
+            pem = fh.read()
+        with open(sa, "w", encoding="utf-8") as fh:
+            json.dump({"type": "service_account", "project_id": "sim-project",
+                       "private_key_id": "sim-key-1", "private_key": pem,
+                       "client_email": "sf2loki@sim-project.iam.gserviceaccount.com",
+                       "token_uri": self.sim.base + "/token"}, fh)
+        return f"""state:
+  store: gcs
+  gcs: {{bucket: {self.BUCKET}, object_name: {self.STATE_KEY}, service_file: '{sa}'}}
+coordinate:
+  type: gcs_lease
+  gcs_lease: {{bucket: {self.BUCKET}, object_name: {self.LEASE_KEY}, service_file: '{sa}', {ttl}}}
+"""
+
+    def env(self):
+        if self.kind == "s3":
+            # the first link of the credential chain; nothing of the host's may leak in
+            return {"AWS_ACCESS_KEY_ID": "AKIDSIMULATOR",
+                    "AWS_SECRET_ACCESS_KEY": "sim/secret+key",
+                    "AWS_EC2_METADATA_DISABLED": "true", "HOME": self.h.dir}
+        return {"STORAGE_EMULATOR_HOST": self.sim.base, "HOME": self.h.dir}
+
+    def describe(self):
+        sim = "S3 simulator (SigV4 checked by botocore)" if self.kind == "s3" else \
+            "Cloud Storage simulator (JWT grants checked by python3-jwt)"
+        return (f"`{self.name}` (ttl {TTL:g} s, renew_interval {RENEW:g} s) and the "
+                f"`{self.kind}` store in one bucket of the {sim}")
+
+    def sample(self):
+        h = self.h
+        try:
+            st = http("GET", f"{self.sim.base}/control/state?since={self.since}", timeout=2)
+        except (OSError, ValueError):
+            return
+        t = now()
+        names = {f"{self.BUCKET}/{self.STATE_KEY}": STATE,
+                 f"{self.BUCKET}/{self.LEASE_KEY}": LEASE}
+        with h.hist.cond:
+            for w in st["writes"]:
+                name = names.get(w.get("key") or w.get("name"))
+                if name and w.get("status") == 200 and w.get("method") in ("PUT", "POST") \
+                        and w.get("body") is not None:
+                    h.hist.file_writes += 1
+                    h.hist.files.append((t, name, "write", w["body"].encode()))
+            self.since = st["writes_total"]
+            for key, name in names.items():
+                obj = st["objects"].get(key)
+                h.hist.files.append((t, name, "sample",
+                                     None if obj is None else obj["body"].encode()))
+
+    def lease_fault(self, ftype, pause, rng):
+        h = self.h
+        e = h.fault(ftype)
+        doc = {"bucket": self.BUCKET, "key" if self.kind == "s3" else "name": self.LEASE_KEY}
+        if ftype == "lease_delete":
+            http("POST", self.sim.base + "/control/object", dict(doc, body=None))
+        elif ftype == "lease_garbage":
+            http("POST", self.sim.base + "/control/object",
+                 dict(doc, body="garbage{not a lease %08x" % rng.randrange(1 << 32)))
+        else:
+            # every read of the lease object is refused for a while
+            http("POST", self.sim.base + "/control/fault",
+                 {"action": "status", "status": rng.choice([403, 500, 503]),
+                  "count": 1000000, "methods": ["GET", "HEAD"],
+                  "keys": [f"{self.BUCKET}/{self.LEASE_KEY}"]})
+            pause(TTL * rng.uniform(0.3, 1.6))
+            http("POST", self.sim.base + "/control/clear", {})
+        h.healed(e)
+
+    def stop(self):
+        self.sim.stop()
+
+
+def make_backend(h, coordinator):
+    if coordinator == "file_lease":
+        return FileBackend(h)
+    if coordinator == "k8s_lease":
+        return K8sBackend(h)
+    if coordinator in ("s3_lease", "gcs_lease"):
+        return ObjectBackend(h, coordinator.split("_", 1)[0])
+    raise ValueError(f"unknown coordinator {coordinator}")
 
 
 class Harness:
@@ -276,6 +565,7 @@ class Harness:
         self.journal_pos = 0
         self.copies = {}  # event id -> [arrival times]
         self.remaining = None  # expected ids not seen yet, once the set is final
+        self.backend = make_backend(self, opts.coordinator)
 
     # --- set-up ---------------------------------------------------------------------------
 
@@ -299,6 +589,7 @@ class Harness:
         info = http("GET", self.pubsub.base + "/control/info")
         self.pubsub_grpc = f"http://127.0.0.1:{info['grpc_port']}"
         self.publish(300)
+        store_yaml = self.backend.start()
         with open(self.config, "w", encoding="utf-8") as fh:
             fh.write(f"""# generated by tests/ha/ha_harness.py
 salesforce:
@@ -333,12 +624,7 @@ sink:
   loki:
     url: {self.loki.base}/loki/api/v1/push
     batch: {{flush_interval: 200ms}}
-state:
-  file: {{path: {os.path.join(self.dir, STATE)}}}
-coordinate:
-  type: file_lease
-  file_lease: {{path: {os.path.join(self.dir, LEASE)}, ttl: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms}}
-service:
+{store_yaml}service:
   log_format: json
   shutdown_grace: 5s
 """)
@@ -449,8 +735,7 @@ service:
                     pass
             with self.hist.cond:
                 self.hist.statusz.append((now(), round_))
-            self.sample_file(LEASE, "sample")
-            self.sample_file(STATE, "sample")
+            self.backend.sample()
             self.hist.notify()
             # the recorder's sampling clock, not a wait for an outcome
             tick.wait(0.2)
@@ -496,12 +781,6 @@ service:
     def wait_leader(self, what, timeout=60):
         return self.hist.wait_for(self.current_leader, timeout, what)
 
-    def write_lease(self, content):
-        tmp = os.path.join(self.dir, ".harness-lease.tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(content)
-        os.replace(tmp, os.path.join(self.dir, LEASE))
-
     def inject(self, ftype, pause):
         ttl = TTL
         rng = self.rng
@@ -534,37 +813,8 @@ service:
                 self.hist.wait_for(lambda: leader.exited, 30, "the stopped leader to exit")
                 self.healed(e)
                 self.spawn(leader.slot)
-        elif ftype == "lease_delete":
-            e = self.fault(ftype)
-            try:
-                os.unlink(os.path.join(self.dir, LEASE))
-            except FileNotFoundError:
-                pass
-            self.healed(e)
-        elif ftype == "lease_garbage":
-            e = self.fault(ftype)
-            self.write_lease(b"\x00garbage{not a lease" + bytes(rng.randrange(256)
-                                                               for _ in range(16)))
-            self.healed(e)
-        elif ftype == "lease_unreadable":
-            path = os.path.join(self.dir, LEASE)
-            e = self.fault(ftype)
-            tmpdir = os.path.join(self.dir, ".harness-lease-dir")
-            os.makedirs(tmpdir, exist_ok=True)
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            except IsADirectoryError:
-                pass
-            try:
-                os.rename(tmpdir, path)
-            except OSError:
-                os.rmdir(tmpdir)
-            pause(ttl * rng.uniform(0.3, 1.6))
-            if os.path.isdir(path):
-                os.rmdir(path)
-            self.healed(e)
+        elif ftype in ("lease_delete", "lease_garbage", "lease_unreadable"):
+            self.backend.lease_fault(ftype, pause, rng)
         elif ftype in ("loki_5xx", "loki_429"):
             count = rng.randrange(2, self.opts.burst_max + 1)
             status = rng.choice([500, 502, 503]) if ftype == "loki_5xx" else 429
@@ -679,6 +929,7 @@ service:
         for s in (self.sf, self.loki, self.pubsub):
             if s is not None:
                 s.stop()
+        self.backend.stop()
 
 
 # --- checkers ------------------------------------------------------------------------------
@@ -907,7 +1158,7 @@ def check(h, t_end, liveness):
 
     # liveness
     live_bad = list(liveness)
-    bound = TTL + RENEW + VERIFY + SLACK
+    bound = h.backend.bound
     failover_times = []
     for f in hist.faults:
         if f["type"] not in ("kill_leader", "stop_leader"):
@@ -947,10 +1198,10 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
         f"run length {elapsed / 60:.1f} min, binary `{opts.bin}`.",
         "",
-        f"Setup: {REPLICAS} `sf2loki run` replicas, `file_lease` (ttl {TTL:g} s, "
-        f"renew_interval {RENEW:g} s) and the file store in one directory; the Salesforce "
+        f"Setup: {REPLICAS} `sf2loki run` replicas, {h.backend.describe()}; the Salesforce "
         "simulator (EventLogFile API/URI files and polled LoginEvent/ApiAnomalyEventStore "
-        "records, new ones added every second during the run) and the Loki simulator "
+        "records, new ones added every second during the run), the Pub/Sub simulator (a "
+        f"platform-event topic, `{TOPIC}`, published to every second) and the Loki simulator "
         "(journal of every accepted push).",
         "",
         f"**Result: {'PASS' if ok else 'FAIL'}**",
@@ -962,13 +1213,14 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
         f"| faults injected | {total} |",
         f"| failovers (leadership acquisitions after the first) | {failovers} |",
         f"| max failover time after SIGKILL/SIGSTOP | "
-        f"{max(failover_times, default=0):.2f} s (bound ttl + renew + verify + "
-        f"{SLACK:g} s slack = {TTL + RENEW + VERIFY + SLACK:.2f} s) |",
+        f"{max(failover_times, default=0):.2f} s (bound {h.backend.bound_text} + "
+        f"{SLACK:g} s slack = {h.backend.bound:.2f} s) |",
         f"| median failover time | "
         f"{sorted(failover_times)[len(failover_times) // 2] if failover_times else 0:.2f} s |",
         f"| duplicate entries | {dup_total} |",
         f"| max duplicates per failover | {max(per_change.values(), default=0)} |",
-        f"| lease/state writes seen (inotify) | {h.hist.file_writes} |",
+        f"| lease/state writes seen (inotify or the simulator's record) | "
+        f"{h.hist.file_writes} |",
         "",
         "## Faults by type",
         "",
@@ -1000,6 +1252,8 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
+    ap.add_argument("--coordinator", default="file_lease",
+                    choices=["file_lease", "k8s_lease", "s3_lease", "gcs_lease"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--duration", type=float, default=90)
     ap.add_argument("--gap-min", type=float, default=1.0)
@@ -1015,7 +1269,8 @@ def main():
     opts = ap.parse_args()
 
     h = Harness(opts)
-    print(f"ha: seed {opts.seed}, {opts.duration:.0f} s of faults, work dir {h.dir}", flush=True)
+    print(f"ha: {opts.coordinator}, seed {opts.seed}, {opts.duration:.0f} s of faults, "
+          f"work dir {h.dir}", flush=True)
     started = time.monotonic()
     liveness = []
     workload = None
@@ -1035,7 +1290,7 @@ def main():
         workload.join(30)
         last_fault = max((f["healed"] or f["t"] for f in h.hist.faults), default=now())
         try:
-            h.hist.wait_for(h.current_leader, TTL + RENEW + VERIFY + SLACK,
+            h.hist.wait_for(h.current_leader, h.backend.bound,
                             "a leader after the last fault")
             lead_at = min((t for t, _h, k, _e in h.hist.leadership if k == "acquired"
                            and t >= last_fault), default=None)

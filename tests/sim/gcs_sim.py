@@ -22,12 +22,16 @@ Preconditions: ifGenerationMatch=0 only when no live object exists, =G only when
 generation is G; else 412 conditionNotMet. Generations grow and are not sequential.
 
 Control (JSON bodies):
-  GET  /control/state    {"objects": {"bucket/name": {"body", "generation"}}, "writes": [{method,
-                          name, ifGenerationMatch, status}], "requests": n, "tokens_issued": n,
+  GET  /control/state[?since=N]
+                         {"objects": {"bucket/name": {"body", "generation"}}, "writes": [{method,
+                          name, ifGenerationMatch, status, body}] (from the Nth on),
+                          "writes_total": n, "requests": n, "tokens_issued": n,
                           "auth_failures": n}
-  POST /control/object   {"bucket", "name", "body"} ("body": null deletes)
+  POST /control/object   {"bucket", "name", "body"} ("body": null deletes; not listed in
+                          writes)
   POST /control/fault    {"action": "status"|"reset"|"drop"|"truncate", "status": 503,
-                          "count": 1, "methods": ["POST"]}: as in s3_sim.py
+                          "count": 1, "methods": ["POST"], "keys": ["bucket/name"]}: as in
+                          s3_sim.py
   POST /control/race     {"body": "..."}: another writer replaces the object right before the
                           next conditional upload
   POST /control/clear
@@ -146,10 +150,22 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- API -------------------------------------------------------------------------------
 
-    def take_fault(self, st):
+    @staticmethod
+    def object_key(url, query):
+        """bucket/name of an API request, or None"""
+        parts = url.path.split("/")
+        if url.path.startswith("/upload/storage/v1/b/") and len(parts) > 5:
+            return f"{urllib.parse.unquote(parts[5])}/{query.get('name')}"
+        if url.path.startswith("/storage/v1/b/") and len(parts) == 7:
+            return f"{urllib.parse.unquote(parts[4])}/{urllib.parse.unquote(parts[6])}"
+        return None
+
+    def take_fault(self, st, key=None):
         for fault in st.faults:
             methods = fault.get("methods") or []
-            if fault["count"] > 0 and (not methods or self.command in methods):
+            keys = fault.get("keys") or []
+            if fault["count"] > 0 and (not methods or self.command in methods) and \
+                    (not keys or key in keys):
                 fault["count"] -= 1
                 return fault
         return None
@@ -167,7 +183,7 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
         with st.lock:
             if url.path.startswith("/control/"):
-                return self.control(st, url.path, raw)
+                return self.control(st, url.path, raw, query)
             st.requests += 1
             if url.path == "/token" and self.command == "POST":
                 return self.token_grant(st, raw)
@@ -179,7 +195,7 @@ class Handler(BaseHTTPRequestHandler):
             if not self.authorized(st):
                 st.auth_failures += 1
                 return self.fail(401, "Invalid Credentials", "authError")
-            fault = self.take_fault(st)
+            fault = self.take_fault(st, self.object_key(url, query))
             action = fault.get("action", "status") if fault else None
             if action == "reset":
                 return self.reset()
@@ -236,9 +252,9 @@ class Handler(BaseHTTPRequestHandler):
         want = query.get("ifGenerationMatch")
         if st.race is not None and want is not None:
             st.objects[key] = (st.race.encode(), st.next_generation())
-            st.race = None
             st.writes.append({"method": "POST", "name": key, "ifGenerationMatch": None,
-                              "status": 200, "intruder": True})
+                              "status": 200, "intruder": True, "body": st.race})
+            st.race = None
         current = st.objects.get(key)
         ok = want is None or (int(want) == 0 and current is None) or \
             (current is not None and int(want) == current[1])
@@ -251,6 +267,7 @@ class Handler(BaseHTTPRequestHandler):
         obj = (raw, st.next_generation())
         st.objects[key] = obj
         record["status"] = 200
+        record["body"] = raw.decode("utf-8", "replace")
         st.writes.append(record)
         if action == "drop":
             return self.reset()
@@ -258,12 +275,14 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- control ---------------------------------------------------------------------------
 
-    def control(self, st, path, raw):
+    def control(self, st, path, raw, query=None):
         if self.command == "GET" and path == "/control/state":
+            since = int((query or {}).get("since", "0"))
             objects = {k: {"body": v[0].decode("utf-8", "replace"), "generation": str(v[1])}
                        for k, v in st.objects.items()}
             return self.send(200, json.dumps({
-                "objects": objects, "writes": st.writes, "requests": st.requests,
+                "objects": objects, "writes": st.writes[since:],
+                "writes_total": len(st.writes), "requests": st.requests,
                 "tokens_issued": st.tokens_issued,
                 "auth_failures": st.auth_failures}).encode())
         try:

@@ -17,7 +17,8 @@ At start DIR receives what a pod or an operator would have:
   DIR/api_port                           the API port (for KUBERNETES_SERVICE_PORT)
 
 Control (JSON bodies):
-  GET  /control/state    {"leases": {"ns/name": Lease}, "writes": [{method, name, holder,
+  GET  /control/state[?since=N]
+                         {"leases": {"ns/name": Lease}, "writes": [{method, name, holder,
                           transitions, resourceVersion, status, dryRun}], "requests": n}
   POST /control/fault    {"status": 500, "count": 1, "methods": ["PUT"], "raw": "text"}: the next
                          matching requests answer that status (a Status body, or "raw" as a
@@ -29,6 +30,8 @@ Control (JSON bodies):
   POST /control/race     {"holder": "intruder"}: right before the next PUT, another writer
                          replaces the Lease, so that PUT meets a real resourceVersion conflict
   POST /control/delete   {"name": "..."} (all Leases when absent): delete under the holder
+  POST /control/put      {"namespace", "name", "spec"}: another writer stores this spec (a new
+                         resourceVersion, not listed in writes)
   POST /control/token    {"token": "..."}: rotate the accepted token and DIR/token
 
 Exit 77 when python3-cryptography is missing.
@@ -339,11 +342,14 @@ class ControlHandler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         st = self.server.state
-        if self.path != "/control/state":
+        url = urllib.parse.urlsplit(self.path)
+        if url.path != "/control/state":
             return self.reply({"error": "unknown"}, 404)
+        since = int(urllib.parse.parse_qs(url.query).get("since", ["0"])[0])
         with st.lock:
             leases = {f"{k[0]}/{k[1]}": v for k, v in st.leases.items()}
-            return self.reply({"leases": leases, "writes": st.writes, "requests": st.requests,
+            return self.reply({"leases": leases, "writes": st.writes[since:],
+                               "writes_total": len(st.writes), "requests": st.requests,
                                "held": st.held})
 
     def do_POST(self):
@@ -370,6 +376,14 @@ class ControlHandler(BaseHTTPRequestHandler):
                 for key in list(st.leases):
                     if name is None or key[1] == name:
                         del st.leases[key]
+            elif self.path == "/control/put":
+                ns, name = body["namespace"], body["name"]
+                current = st.leases.get((ns, name))
+                meta = dict(current["metadata"]) if current else {}
+                lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                         "metadata": meta, "spec": dict(body.get("spec") or {})}
+                meta.update({"namespace": ns, "name": name, "resourceVersion": st.bump()})
+                st.leases[(ns, name)] = lease
             elif self.path == "/control/token":
                 st.token = body["token"]
                 write_file(st.dir, "token", st.token + "\n")

@@ -19,12 +19,16 @@ object anyway and answers 304 to If-None-Match on an existing key; no-conditiona
 NotImplemented to any conditional header.
 
 Control (JSON bodies):
-  GET  /control/state    {"objects": {"bucket/key": {"body", "etag"}}, "writes": [{method,
-                          key, ifMatch, ifNoneMatch, status}], "requests": n, "auth_failures": n}
+  GET  /control/state[?since=N]
+                         {"objects": {"bucket/key": {"body", "etag"}}, "writes": [{method,
+                          key, ifMatch, ifNoneMatch, status, body}] (from the Nth on; body is
+                          what a successful PUT stored), "writes_total": n, "requests": n,
+                          "auth_failures": n}
   POST /control/object   {"bucket", "key", "body"}: store an object directly ("body": null
-                          deletes it)
+                          deletes it); not listed in writes
   POST /control/fault    {"action": "status"|"reset"|"drop"|"truncate"|"hold", "status": 500,
-                          "code": "InternalError", "count": 1, "methods": ["PUT"]}: the next
+                          "code": "InternalError", "count": 1, "methods": ["PUT"],
+                          "keys": ["bucket/key"]}: the next
                           matching API requests get that status without touching the object;
                           are reset before any answer; are applied and then reset (a lost
                           response); get half their body and a reset; or are held without an
@@ -170,17 +174,21 @@ class Handler(BaseHTTPRequestHandler):
     # --- the API -----------------------------------------------------------------------------
 
     def take_fault(self, st):
+        key = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path).lstrip("/")
         for fault in st.faults:
             methods = fault.get("methods") or []
-            if fault["count"] > 0 and (not methods or self.command in methods):
+            keys = fault.get("keys") or []
+            if fault["count"] > 0 and (not methods or self.command in methods) and \
+                    (not keys or key in keys):
                 fault["count"] -= 1
                 return fault
         return None
 
-    def record(self, st, key, status):
+    def record(self, st, key, status, body=None):
         st.writes.append({"method": self.command, "key": key,
                           "ifMatch": self.headers.get("If-Match"),
-                          "ifNoneMatch": self.headers.get("If-None-Match"), "status": status})
+                          "ifNoneMatch": self.headers.get("If-None-Match"), "status": status,
+                          "body": body.decode("utf-8", "replace") if body is not None else None})
 
     def handle_api(self):
         st = self.server.state
@@ -269,11 +277,13 @@ class Handler(BaseHTTPRequestHandler):
     def put(self, st, key, body, action):
         conditional = self.headers.get("If-Match") or self.headers.get("If-None-Match")
         if st.race is not None and conditional:
+            race_body = st.race
             data = st.race.encode()
             st.race = None
             st.objects[key] = (data, f'"{hashlib.md5(data).hexdigest()}"')
             st.writes.append({"method": "PUT", "key": key, "ifMatch": None,
-                              "ifNoneMatch": None, "status": 200, "intruder": True})
+                              "ifNoneMatch": None, "status": 200, "intruder": True,
+                              "body": race_body})
         bad = self.precondition(st, key)
         if bad is not None:
             status, code, message, condition = bad
@@ -284,7 +294,7 @@ class Handler(BaseHTTPRequestHandler):
             return self.fail(status, code, message, extra)
         etag = f'"{hashlib.md5(body).hexdigest()}"'
         st.objects[key] = (body, etag)
-        self.record(st, key, 200)
+        self.record(st, key, 200, body)
         if action == "drop":
             return self.reset()
         return self.send(200, b"", {"ETag": etag})
@@ -309,13 +319,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def control_get(self):
         st = self.server.state
-        if self.path != "/control/state":
+        url = urllib.parse.urlsplit(self.path)
+        if url.path != "/control/state":
             return self.reply({"error": "unknown"}, 404)
+        since = int(urllib.parse.parse_qs(url.query).get("since", ["0"])[0])
         with st.lock:
             objects = {k: {"body": v[0].decode("utf-8", "replace"), "etag": v[1]}
                        for k, v in st.objects.items()}
-            return self.reply({"objects": objects, "writes": st.writes,
-                               "requests": st.requests, "auth_failures": st.auth_failures,
+            return self.reply({"objects": objects, "writes": st.writes[since:],
+                               "writes_total": len(st.writes), "requests": st.requests, "auth_failures": st.auth_failures,
                                "held": st.held})
 
     def control_post(self):
