@@ -42,6 +42,8 @@ typedef enum {
 	SFL_PLATFORM_ERR_INVALID,
 	/* not available on this OS or in this process (e.g. not started by a service manager) */
 	SFL_PLATFORM_ERR_UNSUPPORTED,
+	/* the caller's gate refused the last step of a replace: nothing was changed */
+	SFL_PLATFORM_ERR_ABANDONED,
 } SflPlatformStatus;
 
 typedef struct {
@@ -67,6 +69,19 @@ typedef struct {
  */
 SflPlatformStatus
 sfl_platform_replace_file(const char *path, const void *data, size_t len, SflPlatformError *error);
+
+/*
+ * Asked once, right before the rename, in the thread doing the replace: nonzero lets it land,
+ * zero abandons it (the temp file is removed, @path is untouched, SFL_PLATFORM_ERR_ABANDONED).
+ * For writes that must not land late: a lease renewal that stalled in fsync (a frozen process,
+ * a hung NFS server) past the point where its caller gave up on it.
+ */
+typedef int (*SflPlatformReplaceGate)(void *user_data);
+
+/* sfl_platform_replace_file() with a @gate (may be NULL) before the rename */
+SflPlatformStatus sfl_platform_replace_file_gated(const char *path, const void *data, size_t len,
+						  SflPlatformReplaceGate gate, void *user_data,
+						  SflPlatformError *error);
 
 /*
  * Reads a whole file. On success *@out_data is a NUL-terminated malloc()ed buffer (free it

@@ -311,6 +311,14 @@ sfl_sync_dir(const char *dir)
 SflPlatformStatus
 sfl_platform_replace_file(const char *path, const void *data, size_t len, SflPlatformError *error)
 {
+	return sfl_platform_replace_file_gated(path, data, len, NULL, NULL, error);
+}
+
+SflPlatformStatus
+sfl_platform_replace_file_gated(const char *path, const void *data, size_t len,
+				SflPlatformReplaceGate gate, void *user_data,
+				SflPlatformError *error)
+{
 	char host[SFL_HOSTNAME_MAX];
 	const char *base;
 	char *dir = NULL;
@@ -350,6 +358,12 @@ sfl_platform_replace_file(const char *path, const void *data, size_t len, SflPla
 	if (close(fd) != 0 && errno != EINTR) {
 		saved = errno;
 		goto fail;
+	}
+	if (gate != NULL && !gate(user_data)) {
+		unlink(tmp);
+		status = sfl_set_error(error, SFL_PLATFORM_ERR_ABANDONED, 0,
+				       "the replace of %s was abandoned before its rename", path);
+		goto out;
 	}
 	if (rename(tmp, path) != 0) {
 		saved = errno;

@@ -386,6 +386,14 @@ sfl_move_replace(const wchar_t *from, const wchar_t *to)
 SflPlatformStatus
 sfl_platform_replace_file(const char *path, const void *data, size_t len, SflPlatformError *error)
 {
+	return sfl_platform_replace_file_gated(path, data, len, NULL, NULL, error);
+}
+
+SflPlatformStatus
+sfl_platform_replace_file_gated(const char *path, const void *data, size_t len,
+				SflPlatformReplaceGate gate, void *user_data,
+				SflPlatformError *error)
+{
 	char host[SFL_HOSTNAME_MAX];
 	size_t prefix_len;
 	const char *base;
@@ -424,6 +432,12 @@ sfl_platform_replace_file(const char *path, const void *data, size_t len, SflPla
 	if (!CloseHandle(h)) {
 		code = GetLastError();
 		goto fail;
+	}
+	if (gate != NULL && !gate(user_data)) {
+		DeleteFileW(tmp);
+		status = sfl_set_error(error, SFL_PLATFORM_ERR_ABANDONED, 0,
+				       "the replace of %s was abandoned before its rename", path);
+		goto out;
 	}
 	/* MOVEFILE_WRITE_THROUGH returns once the rename is on disk: no directory flush needed */
 	if (!sfl_move_replace(tmp, wpath)) {

@@ -40,6 +40,9 @@ static GParamSpec *sfl_lease_io_props[N_PROPS];
 typedef struct {
 	gchar *path;
 	GBytes *data; /* writes only */
+	/* writes: the rename must not happen after this (sfl_platform_monotonic_ns) */
+	gint64 not_after_ns;
+	GCancellable *cancellable; /* fired when the caller was answered (deadline, cancel) */
 	SflLeaseIOWorkerHook hook;
 	gpointer hook_data;
 } SflLeaseIOJob;
@@ -49,6 +52,7 @@ sfl_lease_io_job_free(SflLeaseIOJob *job)
 {
 	g_free(job->path);
 	g_clear_pointer(&job->data, g_bytes_unref);
+	g_clear_object(&job->cancellable);
 	g_free(job);
 }
 
@@ -63,6 +67,15 @@ sfl_lease_io_file_task_new(SflLeaseIO *self, GBytes *data, GCancellable *cancell
 	g_task_set_source_tag(task, tag);
 	job->path = g_strdup(priv->path);
 	job->data = data != NULL ? g_bytes_ref(data) : NULL;
+	/*
+	 * On the real clock, whatever clock the deadline runs on: a worker that was stalled (a
+	 * frozen process, a hung NFS server) wakes up in real time, and the deadline source on the
+	 * main thread may not have fired yet when it reaches the rename.
+	 */
+	job->not_after_ns = priv->deadline_usec > 0
+				    ? sfl_platform_monotonic_ns() + priv->deadline_usec * 1000
+				    : G_MAXINT64;
+	job->cancellable = cancellable != NULL ? g_object_ref(cancellable) : NULL;
 	job->hook = priv->hook;
 	job->hook_data = priv->hook_data;
 	g_task_set_task_data(task, job, (GDestroyNotify)sfl_lease_io_job_free);
@@ -120,6 +133,21 @@ sfl_lease_io_file_read_finish(SflLeaseIO *self, GAsyncResult *result, SflLeaseDo
 	return sfl_lease_io_take_doc(G_TASK(result), doc, error);
 }
 
+/*
+ * A renewal that lands after its caller was told it failed could overwrite a successor's
+ * claim with an older epoch; past the deadline the write is abandoned instead. The check sits
+ * right before the rename, so only a stall inside the rename call itself can still slip by.
+ */
+static int
+sfl_lease_io_write_gate(void *user_data)
+{
+	SflLeaseIOJob *job = user_data;
+
+	if (job->cancellable != NULL && g_cancellable_is_cancelled(job->cancellable))
+		return 0;
+	return sfl_platform_monotonic_ns() <= job->not_after_ns;
+}
+
 static void
 sfl_lease_io_file_write_thread(GTask *task, gpointer source, gpointer task_data,
 			       GCancellable *cancellable)
@@ -137,7 +165,8 @@ sfl_lease_io_file_write_thread(GTask *task, gpointer source, gpointer task_data,
 		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL, "no lease path");
 		return;
 	}
-	status = sfl_platform_replace_file(job->path, data, len, &perr);
+	status = sfl_platform_replace_file_gated(job->path, data, len, sfl_lease_io_write_gate, job,
+						 &perr);
 	if (!sfl_platform_to_gerror(status, &perr, &error)) {
 		g_task_return_error(task, g_steal_pointer(&error));
 		return;

@@ -24,11 +24,14 @@ G_BEGIN_DECLS
  *    not completed in time fails with SFL_ERROR_TRANSIENT and its late result is dropped. Until
  *    that late operation has finished, new operations fail at once the same way, so a stalled
  *    NFS mount never piles up blocked worker threads.
- *  - Cancellation completes the operation at once with G_IO_ERROR_CANCELLED (a write already
- *    handed to the disk may still land).
+ *  - Cancellation completes the operation at once with G_IO_ERROR_CANCELLED.
+ *  - A write whose caller was answered (deadline or cancellation) never lands later: the file
+ *    implementation abandons it right before the rename, and also once the deadline has passed
+ *    in real time (a worker that woke up before the main loop did). Only a stall inside the
+ *    rename call itself can still let a late write through.
  *
  * Implementations: the base class is the file implementation (durable atomic replace of
- * "path" with sfl_platform_replace_file, reads with sfl_lease_doc_read, both in worker
+ * "path" with sfl_platform_replace_file_gated, reads with sfl_lease_doc_read, both in worker
  * threads). A subclass (the tests' fault-injecting fake) overrides all four vfuncs; they are
  * called only through the public wrappers, which add the deadline, and must complete on the
  * caller's thread-default main context, never from inside the _async call.

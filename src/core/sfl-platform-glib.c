@@ -34,6 +34,7 @@ sfl_platform_to_gerror(SflPlatformStatus status, const SflPlatformError *perr, G
 		code = SFL_ERROR_NOT_FOUND;
 		break;
 	case SFL_PLATFORM_ERR_IO:
+	case SFL_PLATFORM_ERR_ABANDONED:
 		code = SFL_ERROR_TRANSIENT;
 		break;
 	case SFL_PLATFORM_ERR_BUSY:

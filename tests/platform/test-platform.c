@@ -163,6 +163,51 @@ test_replace_existing(void)
 	return TP_PASS;
 }
 
+/* counts its calls; lets the replace land while *open is nonzero */
+typedef struct {
+	int open;
+	int calls;
+} TpGate;
+
+static int
+tp_gate(void *user_data)
+{
+	TpGate *gate = user_data;
+
+	gate->calls++;
+	return gate->open;
+}
+
+static TpResult
+test_replace_gated(void)
+{
+	const char *path = tp_path("leader.lease");
+	SflPlatformError err;
+	TpGate gate = { 0, 0 };
+
+	CHECK_STATUS(sfl_platform_replace_file(path, "epoch 2", 7, &err), SFL_PLATFORM_OK, err);
+	/* a closed gate abandons the write after the temp file was written: nothing changes */
+	CHECK_STATUS(sfl_platform_replace_file_gated(path, "epoch 1", 7, tp_gate, &gate, &err),
+		     SFL_PLATFORM_ERR_ABANDONED, err);
+	CHECK(gate.calls == 1);
+	CHECK(strstr(err.message, "leader.lease") != NULL);
+	CHECK(tp_read_equals(path, "epoch 2", 7));
+	CHECK(tp_count_entries(tp_dir, ".sfl-tmp.") == 0);
+	CHECK(tp_count_entries(tp_dir, "") == 1);
+	/* an open gate lets it land, asked once */
+	gate.open = 1;
+	CHECK_STATUS(sfl_platform_replace_file_gated(path, "epoch 3", 7, tp_gate, &gate, &err),
+		     SFL_PLATFORM_OK, err);
+	CHECK(gate.calls == 2);
+	CHECK(tp_read_equals(path, "epoch 3", 7));
+	CHECK(tp_count_entries(tp_dir, ".sfl-tmp.") == 0);
+	/* no gate: a plain replace */
+	CHECK_STATUS(sfl_platform_replace_file_gated(path, "epoch 4", 7, NULL, NULL, &err),
+		     SFL_PLATFORM_OK, err);
+	CHECK(tp_read_equals(path, "epoch 4", 7));
+	return TP_PASS;
+}
+
 static TpResult
 test_replace_missing_dir(void)
 {
@@ -740,6 +785,7 @@ static const struct {
 	TpResult (*func)(void);
 } cases[] = {
 	{ "replace over an existing file", test_replace_existing },
+	{ "a gated replace lands only through an open gate", test_replace_gated },
 	{ "replace into a missing directory fails cleanly", test_replace_missing_dir },
 	{ "replace leaves mode 0600", test_replace_mode },
 	{ "replace removes this host's dead temps, keeps other hosts'", test_replace_stale_temps },

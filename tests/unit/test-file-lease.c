@@ -1807,6 +1807,89 @@ test_io_file_deadline(FileFixture *ff, gconstpointer user_data)
 	g_cond_clear(&gate.cond);
 }
 
+/* counts the files in @dir, the lease file and any temp file a write left behind */
+static guint
+count_dir_entries(const gchar *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	guint n = 0;
+
+	g_assert_nonnull(d);
+	while (g_dir_read_name(d) != NULL)
+		n++;
+	return n;
+}
+
+/*
+ * A renewal stalled in its worker (a frozen process, a hung NFS server) until after its
+ * caller was told it failed must not land: by then a successor may have claimed the lease,
+ * and the late rename would put the old epoch back (the lease-file TOCTOU the soak watches).
+ */
+static void
+test_io_file_late_write_abandoned(FileFixture *ff, gconstpointer user_data)
+{
+	g_autoptr(SflLeaseIO) io = sfl_lease_io_new(ff->path);
+	g_autoptr(SflClock) clock = sfl_fake_clock_new(WALL_START);
+	g_autoptr(GError) error = NULL;
+	g_auto(SflLeaseDoc) doc = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	Wait w = { 0 };
+	Gate gate = { 0 };
+	gint64 deadline;
+
+	g_assert_true(io_write(io, OTHER, WALL_START + TTL, 8, &error));
+	g_assert_no_error(error);
+	g_mutex_init(&gate.mutex);
+	g_cond_init(&gate.cond);
+	sfl_lease_io_set_worker_hook(io, gate_hook, &gate);
+	sfl_lease_io_set_deadline(io, clock, RENEW);
+
+	sfl_lease_io_write_async(io, ME, WALL_START + TTL, 7, NULL, wait_cb, &w);
+	gate_wait_entered(&gate, 1);
+	/* the deadline passes on the caller's clock while the worker is stuck */
+	sfl_fake_clock_advance(clock, RENEW);
+	r = wait_result(&w);
+	g_assert_false(sfl_lease_io_write_finish(io, r, &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_clear_error(&error);
+	/* the worker wakes up: its write is abandoned before the rename */
+	gate_open(&gate);
+	deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+	while (sfl_lease_io_get_busy(io) > 0) {
+		if (g_get_monotonic_time() > deadline)
+			g_error("the late worker did not finish within 30 s");
+		g_main_context_iteration(NULL, TRUE);
+	}
+	sfl_lease_io_set_worker_hook(io, NULL, NULL);
+	g_assert_true(io_read(io, &doc, &error));
+	g_assert_cmpstr(doc.holder, ==, OTHER);
+	g_assert_cmpuint(doc.epoch, ==, 8);
+	g_assert_cmpuint(count_dir_entries(ff->dir), ==, 1);
+
+	/*
+	 * Stalled in real time while the caller's clock stood still (the main loop was frozen
+	 * too): the worker's own real-clock bound abandons it. A 1 µs deadline is always past
+	 * by the time the temp file is written and synced.
+	 */
+	sfl_lease_io_set_deadline(io, clock, 1);
+	g_assert_false(io_write(io, ME, WALL_START + TTL, 7, &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_nonnull(strstr(error->message, "abandoned"));
+	g_clear_error(&error);
+	g_assert_true(io_read(io, &doc, &error));
+	g_assert_cmpuint(doc.epoch, ==, 8);
+	g_assert_cmpuint(count_dir_entries(ff->dir), ==, 1);
+
+	/* within its deadline a write lands as always */
+	sfl_lease_io_set_deadline(io, clock, RENEW);
+	g_assert_true(io_write(io, ME, WALL_START + TTL, 9, &error));
+	g_assert_no_error(error);
+	g_assert_true(io_read(io, &doc, &error));
+	g_assert_cmpuint(doc.epoch, ==, 9);
+	g_mutex_clear(&gate.mutex);
+	g_cond_clear(&gate.cond);
+}
+
 /* --- two replicas, one real file, the real clock ------------------------------------------ */
 
 #define COUNTING_TYPE_LEASE_IO (counting_lease_io_get_type())
@@ -2030,6 +2113,8 @@ main(int argc, char **argv)
 		   test_io_file_roundtrip, file_fixture_teardown);
 	g_test_add("/sfl/file-lease/io/file-deadline", FileFixture, NULL, file_fixture_setup,
 		   test_io_file_deadline, file_fixture_teardown);
+	g_test_add("/sfl/file-lease/io/file-late-write-abandoned", FileFixture, NULL,
+		   file_fixture_setup, test_io_file_late_write_abandoned, file_fixture_teardown);
 	g_test_add("/sfl/file-lease/race/real-file", FileFixture, NULL, file_fixture_setup,
 		   test_race_real_file, file_fixture_teardown);
 	rc = g_test_run();
