@@ -13,6 +13,7 @@
 #include "sfl-log.h"
 #include "sfl-app.h"
 #include "sfl-curl-loop.h"
+#include "sfl-egress.h"
 #include "sfl-error.h"
 #include "sfl-leadership.h"
 #include "sfl-loki-sink.h"
@@ -56,6 +57,7 @@ typedef struct {
 	SflCheckpointStore *store;
 	SflSink *sink;
 	SflPipeline *pipeline; /* the current leadership term's, or NULL */
+	SflEgress *egress;     /* sink.loki.egress, shared by every term; NULL when unset */
 	SflOrgs *orgs;
 	SflCoordinator *coordinator;
 	SflHealthServer *health;
@@ -261,13 +263,24 @@ sfl_run_log_banner(SflConfig *config)
 			 "STATE_STORE", sfl_config_enum_name("state.store", d->state.store),
 			 "COORDINATOR", sfl_config_enum_name("coordinate.type", d->coordinate.type),
 			 "ORGS", names->str, "MESSAGE", "sf2loki %s starting", PACKAGE_VERSION);
-	/* accepted for drop-in configs, but an operator must not believe a cap protects them */
-	if (d->sink.loki.egress.max_lines_per_second > 0 ||
-	    d->sink.loki.egress.max_bytes_per_second > 0 ||
-	    d->sink.loki.egress.daily_byte_budget > 0)
-		g_warning(
-			"sink.loki.egress is set but this build does not enforce rate caps or the "
-			"daily byte budget yet; nothing is paused or dropped for cost");
+	if (sfl_egress_config_is_active(&d->sink.loki.egress))
+		g_message("egress governor: %g lines/s, %g bytes/s, daily byte budget "
+			  "%" G_GINT64_FORMAT " (%s when spent; 0 is off)",
+			  d->sink.loki.egress.max_lines_per_second,
+			  d->sink.loki.egress.max_bytes_per_second,
+			  d->sink.loki.egress.daily_byte_budget,
+			  sfl_config_enum_name("sink.loki.egress.budget_action",
+					       d->sink.loki.egress.budget_action));
+	/* the budget is checked per batch: one that can never fit stops its lane every day */
+	if (d->sink.loki.egress.daily_byte_budget > 0 &&
+	    d->sink.loki.batch.max_bytes > d->sink.loki.egress.daily_byte_budget)
+		g_warning("sink.loki.egress.daily_byte_budget (%" G_GINT64_FORMAT
+			  " bytes) is smaller than sink.loki.batch.max_bytes (%" G_GINT64_FORMAT
+			  " bytes): a batch larger than the whole budget never fits and is %s",
+			  d->sink.loki.egress.daily_byte_budget, d->sink.loki.batch.max_bytes,
+			  d->sink.loki.egress.budget_action == SFL_BUDGET_ACTION_DROP
+				  ? "dropped"
+				  : "held back every day");
 }
 
 static SflLogLevel
@@ -369,6 +382,14 @@ sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
 					    runner->store, clock);
 	sfl_pipeline_set_callbacks(runner->pipeline, &callbacks, runner);
 	sfl_pipeline_set_metrics(runner->pipeline, runner->metrics);
+	/* one governor for the whole process: the rate buckets carry over from term to term,
+	 * and every term reads today's count from the store afresh */
+	if (runner->egress == NULL &&
+	    sfl_egress_config_is_active(&runner->config->data.sink.loki.egress)) {
+		runner->egress = sfl_egress_new(&runner->config->data.sink.loki.egress, clock);
+		sfl_egress_set_metrics(runner->egress, runner->metrics);
+	}
+	sfl_pipeline_set_egress(runner->pipeline, runner->egress);
 	sfl_orgs_start_sources(runner->orgs, runner->pipeline, runner->store, runner->metrics);
 	g_message("leader: pipeline run started with %u source(s)",
 		  sfl_orgs_get_n_sources(runner->orgs));
@@ -427,6 +448,7 @@ sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 {
 	g_clear_pointer(&runner->health, sfl_health_server_free);
 	g_clear_pointer(&runner->obs, sfl_run_obs_free);
+	g_clear_object(&runner->egress);
 	g_clear_pointer(&runner->metrics, sfl_metrics_unref);
 	sfl_runner_remove_os_stop(runner);
 	if (stop_sources != NULL) {
@@ -474,6 +496,20 @@ sfl_run_open_store(SflRunner *runner, GError **error)
 	return g_steal_pointer(&store);
 }
 
+/* the first degradation reason of original §6.5: the budget pause comes before the others */
+static gchar *
+sfl_run_degraded(SflRunner *runner)
+{
+	gchar *reason = runner->egress != NULL ? sfl_egress_dup_degraded(runner->egress) : NULL;
+
+	if (reason != NULL)
+		return reason;
+	return sfl_run_obs_degraded(
+		runner->obs, runner->orgs != NULL ? sfl_orgs_get_auth_failing(runner->orgs) : NULL,
+		runner->pipeline != NULL ? sfl_pipeline_get_failing_since(runner->pipeline) : 0,
+		g_get_monotonic_time());
+}
+
 /* /readyz: ready only while this replica leads and runs its pipeline (original §6.5) */
 static gboolean
 sfl_run_health_ready(gpointer user_data, gchar **reason)
@@ -490,12 +526,7 @@ sfl_run_health_ready(gpointer user_data, gchar **reason)
 	}
 	switch (sfl_leadership_get_readiness(runner->leadership)) {
 	case SFL_READINESS_READY:
-		*reason = sfl_run_obs_degraded(
-			runner->obs,
-			runner->orgs != NULL ? sfl_orgs_get_auth_failing(runner->orgs) : NULL,
-			runner->pipeline != NULL ? sfl_pipeline_get_failing_since(runner->pipeline)
-						 : 0,
-			g_get_monotonic_time());
+		*reason = sfl_run_degraded(runner);
 		return *reason == NULL;
 	case SFL_READINESS_STANDBY:
 		*reason = g_strdup("standby");
@@ -553,6 +584,8 @@ sfl_run_init_metrics(SflRunner *runner)
 		sfl_metric_family_series(sfl_metrics_gauge(runner->metrics, "sf2loki_queue_depth",
 							   "Entries queued in both lanes.", NULL),
 					 NULL);
+	/* exported (at 0) without a governor too, so dashboards and alerts see a series */
+	sfl_egress_register_metrics(runner->metrics, NULL, NULL);
 }
 
 /* --- OTLP push (service.telemetry, original §9.1): the same registry, every export_interval - */
@@ -593,6 +626,27 @@ sfl_run_stop_otlp(SflRunner *runner, SflOtlpExporter *otlp)
 	sfl_otlp_exporter_free(otlp);
 }
 
+/* the governor's limits and today's count; "enforced" is false when no limit is set */
+static json_t *
+sfl_run_egress_status(SflRunner *runner)
+{
+	const SflLokiEgressConfig *config = &runner->config->data.sink.loki.egress;
+	SflEgressStatus status = { 0 };
+
+	if (runner->egress != NULL)
+		sfl_egress_get_status(runner->egress, &status);
+	return json_pack(
+		"{s:b, s:f, s:f, s:I, s:s, s:o, s:o, s:b}", "enforced",
+		sfl_egress_config_is_active(config), "max_lines_per_second",
+		config->max_lines_per_second, "max_bytes_per_second", config->max_bytes_per_second,
+		"daily_byte_budget", (json_int_t)config->daily_byte_budget, "budget_action",
+		sfl_config_enum_name("sink.loki.egress.budget_action", config->budget_action),
+		"used_bytes",
+		status.budget_enabled ? json_integer((json_int_t)status.used_bytes) : json_null(),
+		"date", status.budget_enabled ? json_string(status.date) : json_null(), "paused",
+		status.paused);
+}
+
 /* /statusz: a snapshot an operator can read; nothing secret is ever in it */
 static gchar *
 sfl_run_health_status(gpointer user_data)
@@ -624,14 +678,15 @@ sfl_run_health_status(gpointer user_data)
 	if (runner->pipeline != NULL) {
 		sfl_pipeline_get_counters(runner->pipeline, &c);
 		pipeline = json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"pushed_entries", (json_int_t)c.pushed_entries, "pushed_bytes",
 			(json_int_t)c.pushed_bytes, "dropped_bad_request",
 			(json_int_t)c.dropped_bad_request, "dropped_oversized_413",
 			(json_int_t)c.dropped_oversized_413, "dropped_other",
-			(json_int_t)c.dropped_other, "retries", (json_int_t)c.retries, "commits",
-			(json_int_t)c.commits, "commit_retries", (json_int_t)c.commit_retries,
-			"bulk_depth", (json_int_t)c.queue_depth[SFL_LANE_BULK], "bulk_bytes",
+			(json_int_t)c.dropped_other, "dropped_budget", (json_int_t)c.dropped_budget,
+			"retries", (json_int_t)c.retries, "commits", (json_int_t)c.commits,
+			"commit_retries", (json_int_t)c.commit_retries, "bulk_depth",
+			(json_int_t)c.queue_depth[SFL_LANE_BULK], "bulk_bytes",
 			(json_int_t)c.queue_bytes[SFL_LANE_BULK], "streaming_depth",
 			(json_int_t)c.queue_depth[SFL_LANE_STREAMING], "streaming_bytes",
 			(json_int_t)c.queue_bytes[SFL_LANE_STREAMING]);
@@ -648,10 +703,7 @@ sfl_run_health_status(gpointer user_data)
 					 : 0;
 		gint64 now = g_get_monotonic_time();
 
-		degraded = sfl_run_obs_degraded(
-			runner->obs,
-			runner->orgs != NULL ? sfl_orgs_get_auth_failing(runner->orgs) : NULL,
-			failing, now);
+		degraded = sfl_run_degraded(runner);
 		json_object_set_new(
 			doc, "loki",
 			json_pack("{s:o, s:o, s:s?}", "last_push_success",
@@ -663,12 +715,7 @@ sfl_run_health_status(gpointer user_data)
 				  failing > 0 ? json_integer((now - failing) / G_USEC_PER_SEC)
 					      : json_null(),
 				  "degraded", degraded));
-		json_object_set_new(
-			doc, "egress",
-			json_pack(
-				"{s:I, s:b}", "daily_byte_budget",
-				(json_int_t)runner->config->data.sink.loki.egress.daily_byte_budget,
-				"enforced", FALSE));
+		json_object_set_new(doc, "egress", sfl_run_egress_status(runner));
 	}
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(doc);

@@ -67,6 +67,7 @@ typedef struct {
 	SflBatch *part_batch;
 	guint attempt;
 	gboolean push_in_flight;
+	gboolean admitting; /* waiting for the egress governor; push_ref is held */
 	gboolean abandoned;
 	GSource *retry_timer;
 	GCancellable *cancellable;
@@ -116,6 +117,7 @@ struct _SflPipeline {
 	GTask *stop_task;
 	gboolean stopping;
 	gboolean abandoning;
+	SflEgress *egress; /* (nullable): admits every batch before its first push */
 	/* metrics (NULL without a registry); series are looked up once */
 	SflMetrics *metrics;
 	SflSeries *push_success;
@@ -123,6 +125,7 @@ struct _SflPipeline {
 	SflSeries *dropped_bad_request;
 	SflSeries *dropped_oversized;
 	SflSeries *dropped_other;
+	SflSeries *dropped_budget;
 	SflSeries *last_success;
 	SflSeries *push_duration;
 	SflSeries *bytes_pushed;
@@ -426,6 +429,17 @@ sfl_lane_commit_kick(SflLaneState *lane)
 	}
 	if (lane->commit_doc == NULL)
 		return;
+	/*
+	 * Today's count goes out as it is now, not as it was when the batch was recorded: the
+	 * other lane may have written a larger one meanwhile, which a retried older value would
+	 * otherwise overwrite.
+	 */
+	if (self->egress != NULL &&
+	    sfl_state_doc_get(lane->commit_doc, SFL_EGRESS_BUDGET_KEY) != NULL) {
+		g_autofree gchar *budget = sfl_egress_dup_persisted(self->egress);
+		if (budget != NULL)
+			sfl_state_doc_set(lane->commit_doc, SFL_EGRESS_BUDGET_KEY, budget);
+	}
 	lane->commit_in_flight = TRUE;
 	op = g_new0(SflCommitOp, 1);
 	op->pipeline = g_object_ref(self);
@@ -582,6 +596,7 @@ sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
 	self->dropped_oversized =
 		sfl_metric_family_series(dropped, (const gchar *[]){ "oversized_413" });
 	self->dropped_other = sfl_metric_family_series(dropped, (const gchar *[]){ "permanent" });
+	self->dropped_budget = sfl_metric_family_series(dropped, (const gchar *[]){ "budget" });
 	self->last_success = sfl_metric_family_series(last, NULL);
 }
 
@@ -633,6 +648,25 @@ sfl_lane_push_settled(SflLaneState *lane)
 	lane->failed_pushes = 0;
 }
 
+/* Loki took the part: count it against today's budget, persisted with its checkpoints */
+static void
+sfl_delivery_record_egress(SflDelivery *delivery)
+{
+	SflLaneState *lane = delivery->lane;
+	SflPipeline *self = lane->pipeline;
+	g_autofree gchar *budget = NULL;
+
+	if (self->egress == NULL)
+		return;
+	budget = sfl_egress_record(self->egress, sfl_batch_get_line_bytes(delivery->part_batch));
+	if (budget == NULL || lane->fenced)
+		return;
+	if (lane->commit_pending == NULL)
+		lane->commit_pending = sfl_state_doc_new();
+	/* not kicked here: the part's checkpoints join this write when it is disposed of */
+	sfl_state_doc_set(lane->commit_pending, SFL_EGRESS_BUDGET_KEY, budget);
+}
+
 static void
 sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -675,7 +709,10 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 			sfl_series_add(self->bytes_pushed, (gdouble)result->body_bytes);
 		}
 		delivery->part_started = 0;
+		sfl_delivery_record_egress(delivery);
 		sfl_delivery_dispose_part(delivery);
+		/* a part without checkpoints still owes the store today's count */
+		sfl_lane_commit_kick(lane);
 		sfl_delivery_next(delivery);
 		break;
 	case SFL_SINK_RETRY:
@@ -771,6 +808,53 @@ sfl_delivery_push(SflDelivery *delivery)
 }
 
 static void
+sfl_delivery_admitted_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflDelivery *delivery = user_data;
+	g_autoptr(SflPipeline) self = g_steal_pointer(&delivery->push_ref);
+	g_autoptr(GError) error = NULL;
+	SflLaneState *lane = delivery->lane;
+	SflEgressVerdict verdict = SFL_EGRESS_ADMITTED;
+
+	delivery->admitting = FALSE;
+	if (!sfl_egress_admit_finish(SFL_EGRESS(source), result, &verdict, &error) &&
+	    !delivery->abandoned) {
+		/* only an abandon cancels an admission; anything else must not lose the batch */
+		g_warning("%s lane: egress admission failed (%s); pushing the batch",
+			  sfl_lane_to_string(lane->lane), error->message);
+		verdict = SFL_EGRESS_ADMITTED;
+	}
+	if (delivery->abandoned) {
+		sfl_delivery_free(delivery);
+		sfl_pipeline_check_stopped(self);
+		return;
+	}
+	switch (verdict) {
+	case SFL_EGRESS_DROP: {
+		guint n = delivery->items->len;
+
+		/* like a permanent rejection: counted, and the checkpoints move past it */
+		self->counters.dropped_budget += n;
+		if (self->dropped_budget != NULL)
+			sfl_series_add(self->dropped_budget, (gdouble)n);
+		sfl_lane_dispose(lane, delivery->items, 0, n);
+		sfl_delivery_finish(delivery);
+		break;
+	}
+	case SFL_EGRESS_PAUSED:
+		/* stopping while the budget is spent: nothing more goes out this run, and what
+		 * was not pushed is not committed (a later run delivers it) */
+		sfl_delivery_abandon(delivery);
+		sfl_lane_pump(lane);
+		break;
+	case SFL_EGRESS_ADMITTED:
+	default:
+		sfl_delivery_next(delivery);
+		break;
+	}
+}
+
+static void
 sfl_delivery_start(SflLaneState *lane, GPtrArray *items)
 {
 	SflPipeline *self = lane->pipeline;
@@ -804,7 +888,17 @@ sfl_delivery_start(SflLaneState *lane, GPtrArray *items)
 	g_array_append_val(delivery->ranges, all);
 	delivery->cancellable = g_cancellable_new();
 	lane->delivery = delivery;
-	sfl_delivery_next(delivery);
+	if (self->egress == NULL) {
+		sfl_delivery_next(delivery);
+		return;
+	}
+	/* once per batch: retries and bisected parts are not admitted again */
+	delivery->admitting = TRUE;
+	delivery->push_ref = g_object_ref(self);
+	sfl_egress_admit_async(self->egress, sfl_batch_get_length(delivery->batch),
+			       sfl_batch_get_line_bytes(delivery->batch),
+			       self->stopping ? SFL_EGRESS_ADMIT_NO_PAUSE : SFL_EGRESS_ADMIT_NONE,
+			       delivery->cancellable, sfl_delivery_admitted_cb, delivery);
 }
 
 static void
@@ -821,7 +915,7 @@ sfl_delivery_abandon(SflDelivery *delivery)
 	delivery->abandoned = TRUE;
 	sfl_clear_source(&delivery->retry_timer);
 	g_cancellable_cancel(delivery->cancellable);
-	if (!delivery->push_in_flight)
+	if (!delivery->push_in_flight && !delivery->admitting)
 		sfl_delivery_free(delivery);
 }
 
@@ -1082,6 +1176,7 @@ sfl_pipeline_finalize(GObject *object)
 	g_clear_pointer(&self->context, g_main_context_unref);
 	g_clear_pointer(&self->rand, g_rand_free);
 	g_clear_pointer(&self->metrics, sfl_metrics_unref);
+	g_clear_object(&self->egress);
 	G_OBJECT_CLASS(sfl_pipeline_parent_class)->finalize(object);
 }
 
@@ -1146,6 +1241,26 @@ sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *callba
 	else
 		memset(&self->callbacks, 0, sizeof(self->callbacks));
 	self->callbacks_data = user_data;
+}
+
+/**
+ * sfl_pipeline_set_egress:
+ * @self: a pipeline
+ * @egress: (nullable) (transfer none): the governor shared by both lanes, or %NULL for none
+ *
+ * Starts the governor's run (it reads today's count from the pipeline's store) and admits
+ * every batch through it from now on.
+ */
+void
+sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_return_if_fail(egress == NULL || SFL_IS_EGRESS(egress));
+	g_clear_object(&self->egress);
+	if (egress == NULL)
+		return;
+	self->egress = g_object_ref(egress);
+	sfl_egress_begin(egress, self->store);
 }
 
 /**
@@ -1284,6 +1399,12 @@ sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *canc
 		grace_usec = 0;
 	self->stopping = TRUE;
 	self->stop_task = g_steal_pointer(&task);
+	/* a batch waiting for midnight on the spent budget would only run out the grace */
+	for (guint i = 0; self->egress != NULL && i < SFL_LANE_COUNT; i++) {
+		SflDelivery *delivery = self->lanes[i].delivery;
+		if (delivery != NULL && delivery->admitting)
+			sfl_egress_stop_waiting(self->egress, delivery->cancellable);
+	}
 	self->grace_timer = sfl_pipeline_timer_new(self, grace_usec, sfl_pipeline_grace_cb, self);
 	sfl_pipeline_schedule_pump(self);
 }

@@ -9,6 +9,7 @@
 #include "sfl-checkpoint-store.h"
 #include "sfl-clock.h"
 #include "sfl-config.h"
+#include "sfl-egress.h"
 #include "sfl-entry.h"
 #include "sfl-metrics.h"
 #include "sfl-sink.h"
@@ -39,6 +40,11 @@ G_BEGIN_DECLS
  *    order) was accepted or deliberately dropped; one commit_many per disposed batch or
  *    bisected part, last value per key. A FENCED commit calls the fenced callback and stops
  *    the lane; other commit errors are retried with backoff.
+ *  - Egress (optional, sfl_pipeline_set_egress()): each batch is admitted once by the shared
+ *    governor before its first push (rate caps, daily byte budget); a batch the budget refuses
+ *    in drop mode is dropped (reason "budget") and its checkpoints commit; after a push Loki
+ *    accepted, today's count (SFL_EGRESS_BUDGET_KEY) is written in the same commit as the
+ *    batch's checkpoints.
  *  - Shutdown: stop_async() stops accepting, drains for up to the grace period, then abandons
  *    the rest uncommitted; an abandoned entry's key never commits again in this pipeline
  *    (SFL-0002).
@@ -64,6 +70,7 @@ typedef struct {
 	guint64 dropped_bad_request;
 	guint64 dropped_oversized_413;
 	guint64 dropped_other;
+	guint64 dropped_budget; /* entries of batches the daily budget refused (drop mode) */
 	guint64 retries;
 	guint64 commits;
 	guint64 commit_retries;
@@ -108,6 +115,8 @@ void sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *c
 /* records sf2loki_loki_push, sf2loki_loki_entries_dropped and
  * sf2loki_last_push_success_timestamp_seconds in @metrics from now on */
 void sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics);
+/* admits every batch through @egress from now on; call before the first offer */
+void sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress);
 gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
 gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
 void sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters);

@@ -685,6 +685,93 @@ test_observability(void)
 	fx_teardown(&fx);
 }
 
+/* --- the egress governor through the real binary ------------------------------------------ */
+
+static gboolean
+fx_status_egress(gpointer data)
+{
+	Fx *fx = data;
+	guint status = 0;
+	g_autofree gchar *body = fx_health_get(fx, "/statusz", &status);
+	json_t *doc = json_loads(body, 0, NULL);
+	json_t *egress = json_object_get(doc, "egress");
+	gboolean ok = json_is_true(json_object_get(egress, "enforced")) &&
+		      json_is_true(json_object_get(egress, "paused"));
+
+	json_decref(doc);
+	return ok;
+}
+
+/*
+ * A daily budget smaller than any line (100 bytes): in pause mode the leader holds the batch back
+ * (no push, no commit), says so on /readyz, /statusz and /metrics, and still stops at once; in drop
+ * mode the same rows are dropped, counted and committed past, and the leader is ready.
+ */
+static void
+test_egress_budget(void)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	gint64 created_usec = (now / G_USEC_PER_SEC - 3 * 3600) * G_USEC_PER_SEC;
+	g_autofree gchar *created = sfl_test_sf_datetime(created_usec);
+	g_autofree gchar *dataset = g_strdup_printf(
+		"{\"eventlogfiles\": [{\"Id\": \"0ATSIM0000000EGR\", \"EventType\": \"API\", "
+		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
+		"\"Sequence\": 0, \"generate\": {\"rows\": 300, \"kind\": \"API\", \"seed\": 9}}]}",
+		created, created);
+	g_autofree gchar *metrics = NULL;
+	g_autofree gchar *position = NULL;
+	json_t *summary = NULL;
+	const gchar *pause_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET", "100",
+				     "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION", "pause", NULL };
+	const gchar *drop_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET", "100",
+				    "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION", "drop", NULL };
+
+	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
+	if (fx.skip) {
+		fx_teardown(&fx);
+		return;
+	}
+	fx.env = pause_env;
+	fx_start_run(&fx);
+	sfl_test_daemon_wait_logged(fx.run, "health server listening on ", EVENT_TIMEOUT_SEC);
+	fx_wait(&fx, fx_readyz_is, "degraded: daily byte budget exhausted, pushes paused until ",
+		"/readyz to report the budget pause");
+	g_assert_true(sfl_test_daemon_logged(fx.run, "is smaller than sink.loki.batch.max_bytes"));
+	fx_wait(&fx, fx_status_egress, NULL, "/statusz to show the enforced, paused governor");
+	metrics = fx_get_metrics(&fx);
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_egress_paused 1\n"));
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_egress_budget_used_bytes 0\n"));
+	g_clear_pointer(&metrics, g_free);
+	summary = fx_summary(&fx);
+	g_assert_cmpint(json_integer_value(json_object_get(summary, "entries")), ==, 0);
+	json_decref(summary);
+	position = fx_status_position(&fx, "eventlogfile:API", "last_created");
+	g_assert_null(position);
+	/* the held batch does not hold the stop for the 20 s grace, and nothing is lost */
+	g_assert_cmpint(fx_stop(&fx), ==, 0);
+	g_assert_false(sfl_test_daemon_logged(fx.run, "shutdown grace"));
+
+	/* drop mode: the same rows are dropped as over budget, and the file is committed */
+	fx.env = drop_env;
+	fx_start_run(&fx);
+	sfl_test_daemon_wait_logged(fx.run, "health server listening on ", EVENT_TIMEOUT_SEC);
+	fx_wait(&fx, fx_metrics_have, "sf2loki_loki_entries_dropped_total{reason=\"budget\"} 300\n",
+		"300 rows dropped as over budget");
+	fx_wait(&fx, fx_status_has_position, NULL, "the committed position in /statusz");
+	position = fx_status_position(&fx, "eventlogfile:API", "last_created");
+	g_assert_cmpstr(position, ==, created);
+	fx_wait(&fx, fx_readyz_is, "ready", "/readyz to stay ready in drop mode");
+	metrics = fx_get_metrics(&fx);
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_egress_paused 0\n"));
+	summary = fx_summary(&fx);
+	g_assert_cmpint(json_integer_value(json_object_get(summary, "entries")), ==, 0);
+	json_decref(summary);
+	g_assert_true(sfl_test_daemon_logged(fx.run, "does not fit in the daily byte budget"));
+	g_assert_cmpint(fx_stop(&fx), ==, 0);
+	fx_teardown(&fx);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -694,5 +781,6 @@ main(int argc, char **argv)
 	g_test_add_func("/run-salesforce/two-orgs", test_two_orgs);
 	g_test_add_func("/run-salesforce/restart-safety", test_restart_safety);
 	g_test_add_func("/run-salesforce/observability", test_observability);
+	g_test_add_func("/run-salesforce/egress-budget", test_egress_budget);
 	return g_test_run();
 }
