@@ -26,4 +26,13 @@ SflCoordinator *sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *
 gboolean sfl_app_coordinator_is_fenced(const SflConfig *config);
 gchar *sfl_app_default_holder(void) G_GNUC_WARN_UNUSED_RESULT;
 
+/*
+ * The ApexLog source of the original is not implemented in this version: its configuration is
+ * accepted (a drop-in config must load), and `run` and `doctor` say that nothing is shipped
+ * from it instead of ignoring it quietly.
+ */
+#define SFL_APEXLOG_NOT_BUILT                                                                      \
+	"sources.apexlog is enabled and this version has no ApexLog source (not implemented "      \
+	"yet): no Apex debug logs are shipped"
+
 G_END_DECLS

@@ -660,7 +660,8 @@ sfl_doctor_check_traceflags(SflDoctor *d, const gchar *name)
 		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
 			       "no active TraceFlag: Salesforce writes no debug logs to ship");
 	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS, "%zu active TraceFlag%s", n,
+		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
+			       "%zu active TraceFlag%s, but " SFL_APEXLOG_NOT_BUILT, n,
 			       n == 1 ? "" : "s");
 }
 

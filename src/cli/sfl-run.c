@@ -271,6 +271,8 @@ sfl_run_log_banner(SflConfig *config)
 			  d->sink.loki.egress.daily_byte_budget,
 			  sfl_config_enum_name("sink.loki.egress.budget_action",
 					       d->sink.loki.egress.budget_action));
+	if (d->sources.apexlog.enabled)
+		g_warning("%s", SFL_APEXLOG_NOT_BUILT);
 	/* the budget is checked per batch: one that can never fit stops its lane every day */
 	if (d->sink.loki.egress.daily_byte_budget > 0 &&
 	    d->sink.loki.batch.max_bytes > d->sink.loki.egress.daily_byte_budget)

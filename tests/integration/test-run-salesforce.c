@@ -724,8 +724,13 @@ test_egress_budget(void)
 	json_t *summary = NULL;
 	const gchar *pause_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET", "100",
 				     "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION", "pause", NULL };
-	const gchar *drop_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET", "100",
-				    "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION", "drop", NULL };
+	const gchar *drop_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET",
+				    "100",
+				    "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION",
+				    "drop",
+				    "SF2LOKI_SOURCES__APEXLOG__ENABLED",
+				    "true",
+				    NULL };
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
 	if (fx.skip) {
@@ -768,6 +773,8 @@ test_egress_budget(void)
 	g_assert_cmpint(json_integer_value(json_object_get(summary, "entries")), ==, 0);
 	json_decref(summary);
 	g_assert_true(sfl_test_daemon_logged(fx.run, "does not fit in the daily byte budget"));
+	/* a configured source this version lacks is named at start, never ignored quietly */
+	g_assert_true(sfl_test_daemon_logged(fx.run, "this version has no ApexLog source"));
 	g_assert_cmpint(fx_stop(&fx), ==, 0);
 	fx_teardown(&fx);
 }
