@@ -68,6 +68,13 @@ sfl_test_drain(gpointer unused)
 		;
 }
 
+gboolean
+sfl_test_set_flag_cb(gpointer user_data)
+{
+	*(gboolean *)user_data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
 void
 sfl_test_clock_advance(SflClock *clock, gint64 usec, gint64 step, SflTestDrainFunc drain,
 		       gpointer drain_data)

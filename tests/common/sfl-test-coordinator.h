@@ -67,6 +67,31 @@ gint64 sfl_test_fake_time_elapsed(const SflTestFakeTime *t);
 	}                                                                                          \
 	G_STMT_END
 
+/* a GSourceFunc that sets the gboolean at @user_data and removes itself */
+gboolean sfl_test_set_flag_cb(gpointer user_data);
+
+/*
+ * Iterates the thread-default context (blocking) until @cond holds, e.g. a store's worker
+ * thread answering; 10 s of real time without it fails the test instead of hanging. Then runs
+ * what is due.
+ */
+#define SFL_TEST_ITERATE_UNTIL(cond)                                                               \
+	G_STMT_START                                                                               \
+	{                                                                                          \
+		gboolean expired_ = FALSE;                                                         \
+		GSource *deadline_ = g_timeout_source_new_seconds(10);                             \
+		g_source_set_callback(deadline_, sfl_test_set_flag_cb, &expired_, NULL);           \
+		g_source_attach(deadline_, NULL);                                                  \
+		while (!(cond) && !expired_)                                                       \
+			g_main_context_iteration(NULL, TRUE);                                      \
+		g_source_destroy(deadline_);                                                       \
+		g_source_unref(deadline_);                                                         \
+		if (!(cond))                                                                       \
+			g_error("timed out waiting for %s", #cond);                                \
+		sfl_test_drain(NULL);                                                              \
+	}                                                                                          \
+	G_STMT_END
+
 /* one coordinator run as its callbacks report it, and a scripted epoch floor */
 typedef struct {
 	SflCoordinator *coord;

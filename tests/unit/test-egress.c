@@ -11,6 +11,7 @@
 #include "sfl-memory-store.h"
 #include "sfl-pipeline-private.h"
 #include "sfl-pipeline.h"
+#include "sfl-test-coordinator.h"
 
 /*
  * The egress governor (original-behaviour §10.5) on the fake clock: first on its own, driving
@@ -195,50 +196,19 @@ fx_setup(Fixture *fx, gconstpointer data)
 	fx->commits = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_state_doc_free);
 }
 
-static void
-fx_drain(void)
-{
-	while (g_main_context_iteration(NULL, FALSE))
-		;
-}
-
-static gboolean
-fx_deadline_cb(gpointer user_data)
-{
-	gboolean *expired = user_data;
-	*expired = TRUE;
-	return G_SOURCE_REMOVE;
-}
-
-/* iterates until @cond holds (the store's worker thread); a real-time deadline fails the test */
-#define FX_WAIT_FOR(cond)                                                                          \
-	G_STMT_START                                                                               \
-	{                                                                                          \
-		gboolean expired_ = FALSE;                                                         \
-		GSource *deadline_ = g_timeout_source_new_seconds(10);                             \
-		g_source_set_callback(deadline_, fx_deadline_cb, &expired_, NULL);                 \
-		g_source_attach(deadline_, NULL);                                                  \
-		while (!(cond) && !expired_)                                                       \
-			g_main_context_iteration(NULL, TRUE);                                      \
-		g_source_destroy(deadline_);                                                       \
-		g_source_unref(deadline_);                                                         \
-		if (!(cond))                                                                       \
-			g_error("timed out waiting for %s", #cond);                                \
-		fx_drain();                                                                        \
-	}                                                                                          \
-	G_STMT_END
+#define FX_WAIT_FOR(cond) SFL_TEST_ITERATE_UNTIL(cond)
 
 static void
 fx_advance(Fixture *fx, gint64 usec)
 {
 	sfl_fake_clock_advance(fx->clock, usec);
-	fx_drain();
+	sfl_test_drain(NULL);
 }
 
 static void
 fx_teardown(Fixture *fx, gconstpointer data)
 {
-	fx_drain();
+	sfl_test_drain(NULL);
 	if (fx->pipeline != NULL) {
 		gpointer weak = fx->pipeline;
 		g_object_add_weak_pointer(G_OBJECT(fx->pipeline), &weak);
@@ -314,7 +284,7 @@ fx_admit(Fixture *fx, guint64 lines, guint64 bytes, SflEgressAdmitFlags flags,
 
 	a->clock = fx->clock;
 	sfl_egress_admit_async(fx->egress, lines, bytes, flags, cancellable, admit_cb, a);
-	fx_drain();
+	sfl_test_drain(NULL);
 	return a;
 }
 
@@ -544,13 +514,13 @@ test_budget_pause_stop(Fixture *fx, gconstpointer data)
 	g_assert_true(sfl_egress_is_paused(fx->egress));
 	/* only the stopping caller's admissions are released */
 	sfl_egress_stop_waiting(fx->egress, cancellable);
-	fx_drain();
+	sfl_test_drain(NULL);
 	ASSERT_VERDICT(paused, SFL_EGRESS_PAUSED);
 	g_assert_false(cancelled->done);
 	g_assert_true(sfl_egress_is_paused(fx->egress));
 	/* a cancelled wait ends with CANCELLED; the last paused waiter gone clears the pause */
 	g_cancellable_cancel(other);
-	fx_drain();
+	sfl_test_drain(NULL);
 	g_assert_true(cancelled->done);
 	g_assert_false(cancelled->ok);
 	g_assert_error(cancelled->error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
@@ -652,7 +622,7 @@ fx_offer(Fixture *fx, SflLane lane, const gchar *line, const gchar *key, const g
 	g_autoptr(SflEntry) entry = sfl_entry_new(1, fx->labels, line, -1, NULL, 0, key, value);
 	g_assert_true(sfl_pipeline_offer(fx->pipeline, lane, entry));
 	/* taken into the batch now, so the flush interval runs from here */
-	fx_drain();
+	sfl_test_drain(NULL);
 }
 
 static gchar *

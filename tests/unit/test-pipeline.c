@@ -10,6 +10,7 @@
 #include "sfl-memory-store.h"
 #include "sfl-pipeline-private.h"
 #include "sfl-pipeline.h"
+#include "sfl-test-coordinator.h"
 
 /*
  * The pipeline against a scripted fake sink, a memory store and the fake clock. Time moves
@@ -359,44 +360,13 @@ fx_start(Fixture *fx)
 	sfl_pipeline_set_callbacks(fx->pipeline, &callbacks, fx);
 }
 
-static void
-fx_drain(void)
-{
-	while (g_main_context_iteration(NULL, FALSE))
-		;
-}
-
-static gboolean
-fx_deadline_cb(gpointer user_data)
-{
-	gboolean *expired = user_data;
-	*expired = TRUE;
-	return G_SOURCE_REMOVE;
-}
-
-/* iterates until @cond holds; a real-time deadline fails the test instead of hanging */
-#define FX_WAIT_FOR(cond)                                                                          \
-	G_STMT_START                                                                               \
-	{                                                                                          \
-		gboolean expired_ = FALSE;                                                         \
-		GSource *deadline_ = g_timeout_source_new_seconds(10);                             \
-		g_source_set_callback(deadline_, fx_deadline_cb, &expired_, NULL);                 \
-		g_source_attach(deadline_, NULL);                                                  \
-		while (!(cond) && !expired_)                                                       \
-			g_main_context_iteration(NULL, TRUE);                                      \
-		g_source_destroy(deadline_);                                                       \
-		g_source_unref(deadline_);                                                         \
-		if (!(cond))                                                                       \
-			g_error("timed out waiting for %s", #cond);                                \
-		fx_drain();                                                                        \
-	}                                                                                          \
-	G_STMT_END
+#define FX_WAIT_FOR(cond) SFL_TEST_ITERATE_UNTIL(cond)
 
 static void
 fx_advance(Fixture *fx, gint64 usec)
 {
 	sfl_fake_clock_advance(fx->clock, usec);
-	fx_drain();
+	sfl_test_drain(NULL);
 }
 
 static guint
@@ -495,7 +465,7 @@ static void
 fx_teardown(Fixture *fx, gconstpointer data)
 {
 	test_sink_release(fx->sink);
-	fx_drain();
+	sfl_test_drain(NULL);
 	if (fx->pipeline != NULL) {
 		gpointer weak = fx->pipeline;
 		g_object_add_weak_pointer(G_OBJECT(fx->pipeline), &weak);
@@ -566,10 +536,10 @@ test_batch_timer(Fixture *fx, gconstpointer data)
 {
 	fx_start(fx);
 	fx_offer(fx, SFL_LANE_STREAMING, "a", "k", "1");
-	fx_drain();
+	sfl_test_drain(NULL);
 	fx_advance(fx, G_USEC_PER_SEC / 2);
 	fx_offer(fx, SFL_LANE_STREAMING, "b", "k", "2");
-	fx_drain();
+	sfl_test_drain(NULL);
 	/* the interval counts from the batch's first entry */
 	fx_advance(fx, G_USEC_PER_SEC / 2 - 1);
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
@@ -933,7 +903,7 @@ test_backpressure(Fixture *fx, gconstpointer data)
 	fx_feed_run(fx);
 	FX_WAIT_FOR(fx->sink->held->len == 1);
 	fx_feed_run(fx);
-	fx_drain();
+	sfl_test_drain(NULL);
 	/* one batch in flight, one batch full and waiting, the FIFO at its byte budget */
 	counters = fx_counters(fx);
 	g_assert_cmpuint(fx->feed_next, <, n);
@@ -1016,7 +986,7 @@ test_fenced(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx_writes(fx), ==, 0);
 	late = fx_entry(fx, "b", "k", "2");
 	g_assert_false(sfl_pipeline_offer(fx->pipeline, SFL_LANE_STREAMING, late));
-	fx_drain();
+	sfl_test_drain(NULL);
 	/* a closed fence withholds the push itself: its commit could never land */
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
 }
@@ -1039,7 +1009,7 @@ test_fenced_no_push_after_loss(Fixture *fx, gconstpointer data)
 	fx_offer(fx, SFL_LANE_BULK, "b", "k", "2");
 	fx_offer(fx, SFL_LANE_BULK, "c", "k", "3");
 	fx_offer(fx, SFL_LANE_BULK, "d", "k", "4");
-	fx_drain();
+	sfl_test_drain(NULL);
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
 	fx->fence_open = FALSE;
 	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
@@ -1070,7 +1040,7 @@ test_no_late_push_into_next_term(Fixture *fx, gconstpointer data)
 	/* the term ends, the run is stopped, and this replica leads again before the retry */
 	fx->fence_open = FALSE;
 	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
-	fx_drain();
+	sfl_test_drain(NULL);
 	fx->fence_open = TRUE;
 	fx_advance(fx, 60 * G_USEC_PER_SEC);
 	FX_WAIT_FOR(fx->stopped);
@@ -1107,7 +1077,7 @@ test_shutdown_drain(Fixture *fx, gconstpointer data)
 	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
 	fx_offer(fx, SFL_LANE_STREAMING, "b", "t", "1");
 	fx_offer_marker(fx, SFL_LANE_BULK, "k", "2");
-	fx_drain();
+	sfl_test_drain(NULL);
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 0);
 	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
 	late = fx_entry(fx, "c", "k", "3");
@@ -1138,12 +1108,12 @@ test_shutdown_release_in_callback(Fixture *fx, gconstpointer data)
 
 	/* an idle pipeline finishes its stop while the lanes are being pumped */
 	fx_start(fx);
-	fx_drain();
+	sfl_test_drain(NULL);
 	/* hand the fixture's reference to the callback, as sf2loki run does */
 	owned = g_steal_pointer(&fx->pipeline);
 	sfl_pipeline_stop_async(owned, 30 * G_USEC_PER_SEC, NULL, fx_stop_release_cb, fx);
 	FX_WAIT_FOR(fx->stopped);
-	fx_drain();
+	sfl_test_drain(NULL);
 	g_assert_true(fx->stop_ok);
 }
 
@@ -1180,7 +1150,7 @@ test_shutdown_leapfrog(Fixture *fx, gconstpointer data)
 	g_assert_true(fx->stop_ok);
 	g_assert_cmpuint(fx_counters(fx).abandoned_entries, ==, 1);
 	test_sink_release(fx->sink);
-	fx_drain();
+	sfl_test_drain(NULL);
 	g_assert_cmpuint(test_sink_accepted(fx->sink, "a1"), ==, 1);
 	FX_ASSERT_COMMITTED(fx, "a", NULL);
 	FX_ASSERT_COMMITTED(fx, "b", "5");
