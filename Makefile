@@ -20,7 +20,7 @@ TEST_SETUP_ARGS =
 endif
 
 .PHONY: all deps build run test bench fuzz coverage format format-check clean distclean \
-	deb rpm package-test ha-test soak bench-pubsub
+	deb rpm package-test ha-test soak bench-pubsub win-deps win-build win-test
 
 all: build
 
@@ -70,12 +70,17 @@ bench-pubsub: $(BUILD_DIR)/build.ninja
 	nice /usr/bin/python3 bench/pubsub_e2e.py --bin $(BUILD_DIR)/sf2loki \
 		--minutes $(if $(filter command line environment,$(origin MINUTES)),$(MINUTES),10)
 
+# libFuzzer targets (tests/fuzz/README.md), FUZZ_SECONDS each from their seed corpora, under
+# ASan+UBSan; only the fuzz targets are built. A finding fails the run and is named with its
+# input. FUZZ_TARGETS picks some; FUZZ_WORK_DIR (default .fuzz) holds the growing corpus.
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz-%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+
 fuzz:
 	$(MAKE) deps
 	@[ -f $(FUZZ_BUILD_DIR)/build.ninja ] || CC=clang $(MESON) setup $(FUZZ_BUILD_DIR) \
-		-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false
-	$(MESON) compile -C $(FUZZ_BUILD_DIR)
-	sh scripts/run-fuzz.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
+		-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=$(WERROR)
+	$(MESON) compile -C $(FUZZ_BUILD_DIR) $(addprefix fuzz-,$(FUZZ_TARGETS))
+	sh scripts/run-fuzz.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # HA fault injection (tests/ha/README.md): three replicas sharing a lease and a store, a seeded
 # fault schedule, invariant checkers. ha-test is the short fixed-seed run that `make test`
@@ -108,6 +113,42 @@ soak: build
 		--coordinator $(COORDINATOR) --duration $$(( $(MINUTES) * 60 )) --burst-max 8 \
 		--report $(if $(filter file_lease,$(COORDINATOR)),docs/reliability.md,docs/reliability-$(COORDINATOR).md) \
 		--command "make soak SEED=$(SEED) MINUTES=$(MINUTES)$(if $(filter file_lease,$(COORDINATOR)),, COORDINATOR=$(COORDINATOR))"
+
+# The Windows build (docs/deployment/windows.md): cross-built with mingw-w64 against a prefix
+# of Debian 12 source packages outside the clone (SF2LOKI_WIN_DEPS), tested under wine.
+# win-deps installs the host packages and builds the prefix (a no-op when it is up to date);
+# win-build leaves sf2loki.exe and every DLL it needs in $(WIN_BUILD_DIR)/dist; win-test runs
+# the suites that are not about POSIX processes through meson's exe_wrapper (wine).
+SF2LOKI_WIN_DEPS ?= /var/cache/sf2loki-win
+WIN_BUILD_DIR ?= build-win
+WIN_CROSS_FILE = $(SF2LOKI_WIN_DEPS)/cross-mingw64.txt
+export SF2LOKI_WIN_DEPS
+
+win-deps:
+	@if [ "$$(id -u)" -eq 0 ] || command -v sudo >/dev/null; then \
+		sh scripts/install-deps.sh --windows; \
+	else \
+		echo "make win-deps: run scripts/install-deps.sh --windows as root" >&2; exit 1; \
+	fi
+	nice sh scripts/build-win-deps.sh
+
+$(WIN_BUILD_DIR)/build.ninja: $(WIN_CROSS_FILE)
+	$(MESON) setup $(WIN_BUILD_DIR) --cross-file $(WIN_CROSS_FILE) -Dwerror=true --reconfigure \
+		2>/dev/null || $(MESON) setup $(WIN_BUILD_DIR) --cross-file $(WIN_CROSS_FILE) -Dwerror=true
+
+$(WIN_CROSS_FILE):
+	$(MAKE) --no-print-directory win-deps
+
+win-build: win-deps $(WIN_BUILD_DIR)/build.ninja
+	$(MESON) compile -C $(WIN_BUILD_DIR) sf2loki
+	sh scripts/win-collect-dlls.sh $(WIN_BUILD_DIR)/sf2loki.exe $(WIN_BUILD_DIR)/dist \
+		$(SF2LOKI_WIN_DEPS)/prefix/bin /usr/x86_64-w64-mingw32/lib
+	$(SF2LOKI_WIN_DEPS)/wine-run $(WIN_BUILD_DIR)/dist/sf2loki.exe version
+
+win-test: win-build
+	$(MESON) compile -C $(WIN_BUILD_DIR)
+	$(MESON) test -C $(WIN_BUILD_DIR) --print-errorlogs --num-processes 2
+	@sh scripts/test-summary.sh $(WIN_BUILD_DIR)
 
 COV_BUILD_DIR ?= build-cov
 

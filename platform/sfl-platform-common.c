@@ -4,6 +4,10 @@
  */
 #include "sfl-platform-private.h"
 
+#ifdef _WIN32
+#include <windows.h>
+#endif
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +25,18 @@ sfl_platform_error_vset(SflPlatformError *error, SflPlatformStatus status, int o
 	error->os_code = os_code;
 	error->access_denied = access_denied;
 	vsnprintf(error->message, sizeof(error->message), fmt, ap);
+	return status;
+}
+
+SflPlatformStatus
+sfl_platform_error_set(SflPlatformError *error, SflPlatformStatus status, int os_code,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	status = sfl_platform_error_vset(error, status, os_code, false, fmt, ap);
+	va_end(ap);
 	return status;
 }
 
@@ -104,4 +120,27 @@ sfl_platform_parse_holder(char *text, int64_t *pid, char *host, size_t host_len)
 	*pid = value;
 	snprintf(host, host_len, "%s", end + 1);
 	return true;
+}
+
+/*
+ * A lock call's failure: either the file system cannot lock at all (NFS without lockd answers
+ * ENOLCK; some FUSE and SMB mounts EOPNOTSUPP or ENOSYS, Windows redirectors
+ * ERROR_NOT_SUPPORTED or ERROR_INVALID_FUNCTION), which asking again will not change, or any
+ * other I/O error.
+ */
+SflPlatformStatus
+sfl_platform_lock_failure_status(int os_code)
+{
+#ifdef _WIN32
+	if (os_code == (int)ERROR_NOT_SUPPORTED || os_code == (int)ERROR_INVALID_FUNCTION)
+		return SFL_PLATFORM_ERR_UNSUPPORTED;
+#else
+	if (os_code == ENOLCK || os_code == EOPNOTSUPP || os_code == ENOSYS)
+		return SFL_PLATFORM_ERR_UNSUPPORTED;
+#ifdef ENOTSUP
+	if (os_code == ENOTSUP)
+		return SFL_PLATFORM_ERR_UNSUPPORTED;
+#endif
+#endif
+	return SFL_PLATFORM_ERR_IO;
 }

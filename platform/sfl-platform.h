@@ -110,7 +110,10 @@ typedef struct SflPlatformLock SflPlatformLock;
  * file is closed anywhere in the process. The holder writes its pid (and hostname) into the
  * file; a refused caller gets SFL_PLATFORM_ERR_BUSY with a message naming them, and
  * *@holder_pid set when known (else 0). The lock is per open handle: a second acquire in the
- * same process is refused too.
+ * same process is refused too. A file system that cannot lock at all (NFS without lockd:
+ * ENOLCK; EOPNOTSUPP, ENOSYS; on Windows ERROR_NOT_SUPPORTED, ERROR_INVALID_FUNCTION) gives
+ * SFL_PLATFORM_ERR_UNSUPPORTED, which asking again does not change; any other failure
+ * SFL_PLATFORM_ERR_IO.
  */
 SflPlatformStatus sfl_platform_lock_acquire(const char *path, SflPlatformLock **out_lock,
 					    int64_t *holder_pid, SflPlatformError *error);
@@ -149,6 +152,58 @@ typedef enum {
 /* absolute default directory; never the working directory (Windows services start in System32) */
 SflPlatformStatus sfl_platform_default_dir(SflPlatformDirKind kind, SflPlatformScope scope,
 					   char *buf, size_t len, SflPlatformError *error);
+
+/* --- socket readiness -------------------------------------------------------------------- */
+
+/* what a socket is ready for, and what a caller wants to know about */
+enum {
+	SFL_PLATFORM_SOCKET_IN = 1 << 0,
+	SFL_PLATFORM_SOCKET_OUT = 1 << 1,
+	/* an error or a hang-up: always reported, never needs asking for */
+	SFL_PLATFORM_SOCKET_ERR = 1 << 2,
+};
+
+typedef struct SflPlatformSocketWatch SflPlatformSocketWatch;
+
+/*
+ * Prepares @sock (a file descriptor on POSIX, a SOCKET on Windows; not owned, not closed) for
+ * a main loop's poll set. Two models, told apart by sfl_platform_socket_watch_is_level():
+ *  - level (POSIX): the pollable is the socket itself; poll it for the readiness wanted and
+ *    read the readiness from the poll result;
+ *  - wakeup (Windows): the pollable is an event that WSAEventSelect signals on network events.
+ *    Those events are edge-like (FD_WRITE re-arms only after a send that would have blocked,
+ *    FD_READ only after a recv), so the event is a wakeup only: the readiness comes from
+ *    sfl_platform_socket_watch_poll(), asked before every wait and after every wakeup.
+ * On Windows the socket is switched to non-blocking mode (curl's sockets already are), and
+ * only one watch may exist per socket.
+ */
+SflPlatformStatus sfl_platform_socket_watch_new(int64_t sock, SflPlatformSocketWatch **out_watch,
+						SflPlatformError *error);
+
+/* true when the pollable reports readiness itself (POSIX), false when it is a wakeup only */
+bool sfl_platform_socket_watch_is_level(void);
+
+/* what goes into the poll set (GLib's GPollFD.fd): the socket, or the event's HANDLE */
+int64_t sfl_platform_socket_watch_pollable(const SflPlatformSocketWatch *watch);
+
+/*
+ * The socket's readiness now, as SFL_PLATFORM_SOCKET_* bits among @wanted plus ERR; never
+ * blocks. Level-triggered in both models: data left unread is reported again. On Windows it
+ * also resets the wakeup event, so the next network event signals it afresh.
+ */
+unsigned sfl_platform_socket_watch_poll(SflPlatformSocketWatch *watch, unsigned wanted);
+
+/* undoes the association (on Windows the socket keeps no event selection); NULL is fine */
+void sfl_platform_socket_watch_free(SflPlatformSocketWatch *watch);
+
+/* --- TLS trust --------------------------------------------------------------------------- */
+
+/*
+ * True where the OS keeps its trusted CAs in a store of its own rather than in PEM files
+ * (Windows): HTTP clients without a configured CA bundle should use that store (curl's
+ * CURLSSLOPT_NATIVE_CA), because an OpenSSL build there has no default bundle at all.
+ */
+bool sfl_platform_tls_native_ca(void);
 
 /* --- service manager --------------------------------------------------------------------- */
 

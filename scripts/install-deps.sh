@@ -1,7 +1,25 @@
 #!/bin/sh
 # Installs every Debian 12 package sf2loki needs to build, test and run.
 # Idempotent and non-interactive; run as root (or through sudo).
+#
+# usage: install-deps.sh [--windows]
+#
+# --windows adds what the Windows cross build needs (scripts/build-win-deps.sh, make win-build,
+# make win-test): the mingw-w64 C/C++ toolchain and tools, wine, msitools/wixl, osslsigncode,
+# publicsuffix, and a deb-src entry for bookworm so `apt-get source` works. The Linux build
+# and `make test` never ask for it.
 set -eu
+
+windows=0
+for arg in "$@"; do
+	case $arg in
+	--windows) windows=1 ;;
+	*)
+		echo "usage: install-deps.sh [--windows]" >&2
+		exit 2
+		;;
+	esac
+done
 
 PACKAGES="
 	build-essential pkg-config meson ninja-build cmake git ca-certificates
@@ -18,6 +36,43 @@ PACKAGES="
 	debhelper dpkg-dev fakeroot lintian rpm
 "
 
+# the cross toolchain uses the win32 thread model (Debian's default alternative): never mix in
+# the -posix variants, whose libstdc++/libgcc would want libwinpthread-1.dll
+WINDOWS_PACKAGES="
+	gcc-mingw-w64-x86-64-win32 g++-mingw-w64-x86-64-win32 mingw-w64-tools
+	libz-mingw-w64-dev binutils-mingw-w64-x86-64
+	wine wine64 msitools wixl osslsigncode publicsuffix
+	dpkg-dev cmake meson ninja-build protobuf-c-compiler tcl xz-utils
+"
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	SUDO="sudo"
+fi
+
+# apt-get source needs source indices; the default debian.sources only lists binaries
+DEB_SRC_FILE=/etc/apt/sources.list.d/sf2loki-deb-src.sources
+deb_src_added=0
+if [ "$windows" -eq 1 ] && [ ! -f "$DEB_SRC_FILE" ]; then
+	$SUDO tee "$DEB_SRC_FILE" >/dev/null <<'SOURCES'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+	deb_src_added=1
+fi
+if [ "$windows" -eq 1 ]; then
+	PACKAGES="$PACKAGES $WINDOWS_PACKAGES"
+fi
+
 missing=""
 for p in $PACKAGES; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -26,13 +81,11 @@ for p in $PACKAGES; do
 done
 
 if [ -z "$missing" ]; then
+	if [ "$deb_src_added" -eq 1 ]; then
+		$SUDO apt-get update -qq
+	fi
 	echo "install-deps: all packages present"
 	exit 0
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-	SUDO="sudo"
 fi
 
 echo "install-deps: installing:$missing"

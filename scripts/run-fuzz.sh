@@ -3,13 +3,19 @@
 #
 #   sh scripts/run-fuzz.sh BUILD_DIR SECONDS [TARGET...]
 #
-# Targets: config (the YAML config loader), state-doc (the checkpoint document parser), csv
-# (the EventLogFile CSV push parser), avro (the Pub/Sub payload decoder); all by default,
-# SECONDS each. BUILD_DIR is a tree configured with -Dfuzzing=true (clang); `make fuzz` sets
-# one up. The seed corpus
-# tests/fuzz/corpus/TARGET is copied into the work corpus .fuzz/TARGET (gitignored), which
-# keeps growing across runs. Crashes, leaks and timeouts go to .fuzz/artifacts/; copy one into
-# tests/fuzz/crashes/ to keep it as a regression input (every file there is replayed first).
+# Targets: every tests/fuzz/fuzz-TARGET.c (config, state-doc, csv, avro, lease-doc,
+# loki-response, sf-rest-error, grpc-frame), all by default, SECONDS each. BUILD_DIR is a tree
+# configured with -Dfuzzing=true (clang); `make fuzz` sets one up.
+#
+# Each target first replays its past findings (tests/fuzz/crashes/TARGET-*), then fuzzes from a
+# copy of its seed corpus tests/fuzz/corpus/TARGET in the work corpus WORK/TARGET, so the
+# committed corpus is only ever read. WORK is FUZZ_WORK_DIR, by default .fuzz (gitignored),
+# where the corpus keeps growing across runs; CI points it at a fresh temporary directory.
+# Crashes, leaks, timeouts and out-of-memory inputs go to WORK/artifacts/; copy one into
+# tests/fuzz/crashes/ to keep it as a regression input.
+#
+# Every target runs even when an earlier one fails; the exit status is 1 when any target had a
+# finding or failed to run, and each failure is named with its input at the end.
 set -eu
 
 if [ "$#" -lt 2 ]; then
@@ -19,7 +25,6 @@ fi
 build_dir=$1
 seconds=$2
 shift 2
-targets=${*:-config state-doc csv avro}
 
 # paths below are relative to the repository root
 root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
@@ -27,20 +32,51 @@ case $build_dir in
 /*) ;;
 *) build_dir=$(pwd)/$build_dir ;;
 esac
+work_root=${FUZZ_WORK_DIR:-.fuzz}
+case $work_root in
+/*) ;;
+*) work_root=$(pwd)/$work_root ;;
+esac
 cd "$root"
+
+if [ "$#" -gt 0 ]; then
+	targets=$*
+else
+	targets=$(for f in tests/fuzz/fuzz-*.c; do
+		t=${f#tests/fuzz/fuzz-}
+		echo "${t%.c}"
+	done)
+fi
+
+failures=
+fail() {
+	echo "run-fuzz: FAILED [$1] $2" >&2
+	failures="$failures
+  [$1] $2"
+}
+
+# the first bytes of a finding, so a CI log alone is enough to start reproducing it
+show_input() {
+	echo "run-fuzz:   $1 ($(wc -c <"$1") bytes), first bytes:" >&2
+	od -A d -c "$1" | head -n 16 | sed 's/^/run-fuzz:     /' >&2
+}
 
 run_target() {
 	target=$1
 	fuzzer=$build_dir/tests/fuzz/fuzz-$target
 	seeds=tests/fuzz/corpus/$target
-	work=.fuzz/$target
-	artifacts=.fuzz/artifacts
-	log=.fuzz/fuzz-$target.log
+	work=$work_root/$target
+	artifacts=$work_root/artifacts
+	log=$work_root/fuzz-$target.log
 	dict=tests/fuzz/$target.dict
 
 	if [ ! -x "$fuzzer" ]; then
-		echo "run-fuzz: $fuzzer not found; configure $build_dir with -Dfuzzing=true (make fuzz)" >&2
-		exit 1
+		fail "$target" "$fuzzer not found; configure $build_dir with -Dfuzzing=true (make fuzz)"
+		return 0
+	fi
+	if [ ! -d "$seeds" ]; then
+		fail "$target" "no seed corpus $seeds"
+		return 0
 	fi
 
 	mkdir -p "$work" "$artifacts"
@@ -50,31 +86,28 @@ run_target() {
 	# known past findings must stay fixed
 	for input in tests/fuzz/crashes/"$target"-*; do
 		[ -f "$input" ] || continue
-		echo "run-fuzz: replaying $input"
-		"$fuzzer" -timeout=10 "$input" >/dev/null 2>&1 || {
-			echo "run-fuzz: regression: $input fails again" >&2
-			exit 1
-		}
+		echo "run-fuzz: [$target] replaying $input"
+		if ! "$fuzzer" -timeout=10 -rss_limit_mb=2048 "$input" >"$log" 2>&1; then
+			tail -n 40 "$log" >&2
+			fail "$target" "regression: $input fails again (log $log)"
+			return 0
+		fi
 	done
 
 	# only this run's artifacts count; older ones stay for inspection
-	stamp=.fuzz/.run-stamp
+	stamp=$work_root/.run-stamp-$target
 	touch "$stamp"
 	dict_arg=
 	[ -f "$dict" ] && dict_arg="-dict=$dict"
-	{
-		status=0
-		# shellcheck disable=SC2086 # empty or one argument
-		"$fuzzer" "$work" "$seeds" $dict_arg \
-			-max_total_time="$seconds" \
-			-max_len=65536 \
-			-timeout=10 \
-			-artifact_prefix="$artifacts/" \
-			-print_final_stats=1 2>&1 || status=$?
-		# a pipeline's status is the last command's, so the fuzzer's goes through a file
-		echo "$status" >.fuzz/.status
-	} | tee "$log"
-	status=$(cat .fuzz/.status)
+	status=0
+	# shellcheck disable=SC2086 # empty or one argument
+	"$fuzzer" "$work" $dict_arg \
+		-max_total_time="$seconds" \
+		-max_len=65536 \
+		-timeout=10 \
+		-rss_limit_mb=2048 \
+		-artifact_prefix="$artifacts/$target-" \
+		-print_final_stats=1 >"$log" 2>&1 || status=$?
 	found=$(find "$artifacts" -type f -newer "$stamp" | wc -l)
 
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
@@ -82,22 +115,39 @@ run_target() {
 	corpus_count=$(find "$work" -type f | wc -l)
 	corpus_bytes=$(du -sk "$work" | cut -f 1)
 
-	echo
 	echo "run-fuzz: [$target] seed corpus:  $seed_count files ($seeds)"
 	echo "run-fuzz: [$target] work corpus:  $corpus_count files, ${corpus_bytes} KiB ($work)"
 	echo "run-fuzz: [$target] executions:   ${execs:-unknown} (${rate:-?} exec/s) in ${seconds}s"
-	echo "run-fuzz: [$target] findings:     $found in $artifacts/"
-	if [ "$found" -gt 0 ]; then
-		find "$artifacts" -type f -newer "$stamp" | sed 's/^/run-fuzz:   /'
-		exit 1
+	echo "run-fuzz: [$target] findings:     $found, exit status $status (log $log)"
+	if [ "$found" -gt 0 ] || [ "$status" -ne 0 ]; then
+		# the report: the sanitizer's or the target's message and the stack
+		grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)|^INFO: ' "$log" |
+			tail -n 60 >&2
+		if [ "$found" -eq 0 ]; then
+			fail "$target" "exited with status $status without saving an input (log $log)"
+			return 0
+		fi
+		find "$artifacts" -type f -newer "$stamp" >"$stamp.found"
+		while IFS= read -r input; do
+			show_input "$input"
+			fail "$target" "$input (reproduce: $fuzzer $input)"
+		done <"$stamp.found"
 	fi
-	[ "$status" -eq 0 ] || exit "$status"
 }
 
 # sanitizer reports must stop the run, and the leak suppressions are the test suite's
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}"
 
+mkdir -p "$work_root"
+count=0
 for t in $targets; do
 	run_target "$t"
+	count=$((count + 1))
 done
+
+if [ -n "$failures" ]; then
+	echo "run-fuzz: findings in $count targets, ${seconds}s each:$failures" >&2
+	exit 1
+fi
+echo "run-fuzz: $count targets, ${seconds}s each: no findings"

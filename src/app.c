@@ -19,6 +19,7 @@
 #include "sfl-object-store.h"
 #include "sfl-s3-client.h"
 #include "sfl-platform.h"
+#include "sfl-pubsub-source.h"
 
 /**
  * sfl_app_store_wants_exclusive:
@@ -218,4 +219,75 @@ sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *loop, GError **e
 		    "coordinate.type: '%s' is not available in this build yet; use 'noop'",
 		    sfl_config_enum_name("coordinate.type", c->type));
 	return NULL;
+}
+
+/* why none of @s can produce: NULL when one can, else the reasons joined with ", " */
+static gchar *
+sfl_app_sources_idle_reason(const SflSourcesConfig *s)
+{
+	const gchar *why[5] = { NULL };
+	guint n = 0;
+	g_autoptr(GPtrArray) topics = NULL;
+	gboolean discovery = FALSE;
+
+	if (s->eventlogfile.enabled)
+		return NULL;
+	if (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0)
+		return NULL;
+	for (guint i = 0; s->pubsub.topics != NULL && s->pubsub.topics[i] != NULL; i++)
+		discovery |= g_str_equal(s->pubsub.topics[i], "*");
+	topics = sfl_pubsub_explicit_topics(&s->pubsub);
+	/* "*" is only resolved at run time: the source then decides for itself */
+	if (s->pubsub.enabled && (discovery || topics->len > 0))
+		return NULL;
+
+	why[n++] = "sources.eventlogfile.enabled is false";
+	why[n++] = s->eventlog_objects.enabled ? "sources.eventlog_objects.objects is empty"
+					       : "sources.eventlog_objects.enabled is false";
+	if (!s->pubsub.enabled)
+		why[n++] = "sources.pubsub.enabled is false";
+	else if (s->pubsub.topics == NULL || s->pubsub.topics[0] == NULL)
+		why[n++] = "sources.pubsub.topics is empty";
+	else
+		why[n++] = "sources.pubsub.include/exclude leave none of sources.pubsub.topics";
+	if (s->apexlog.enabled)
+		why[n++] = "sources.apexlog is not implemented in this version";
+	return g_strjoinv(", ", (gchar **)why);
+}
+
+/**
+ * sfl_app_dup_no_source_reason:
+ * @config: a loaded configuration
+ *
+ * Decides offline whether a run would have nothing to ingest: no source of any org is
+ * enabled with something to read. The original then finishes its pipeline at once and exits 0
+ * (original §6.4); `run` does the same and `check` warns.
+ *
+ * Returns: (transfer full) (nullable): the reason naming the keys, or %NULL when some source
+ *   can produce
+ */
+gchar *
+sfl_app_dup_no_source_reason(const SflConfig *config)
+{
+	const SflConfigData *d = &config->data;
+	g_autoptr(GString) text = NULL;
+
+	g_return_val_if_fail(config != NULL, NULL);
+
+	if (d->orgs->len == 0) {
+		g_autofree gchar *why = sfl_app_sources_idle_reason(&d->sources);
+		return why != NULL ? g_strdup_printf("no source is enabled (%s)", why) : NULL;
+	}
+	text = g_string_new("no source is enabled in any org (");
+	for (guint i = 0; i < d->orgs->len; i++) {
+		const SflOrgConfig *org = g_ptr_array_index(d->orgs, i);
+		g_autofree gchar *why = sfl_app_sources_idle_reason(&org->sources);
+
+		if (why == NULL)
+			return NULL;
+		g_string_append_printf(text, "%sorgs[%u] (%s): %s", i > 0 ? "; " : "", i, org->name,
+				       why);
+	}
+	g_string_append_c(text, ')');
+	return g_string_free(g_steal_pointer(&text), FALSE);
 }

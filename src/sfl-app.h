@@ -26,6 +26,9 @@ SflCoordinator *sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *
 gboolean sfl_app_coordinator_is_fenced(const SflConfig *config);
 gchar *sfl_app_default_holder(void) G_GNUC_WARN_UNUSED_RESULT;
 
+/* offline: why a run would ingest nothing (every source of every org off), or NULL */
+gchar *sfl_app_dup_no_source_reason(const SflConfig *config) G_GNUC_WARN_UNUSED_RESULT;
+
 /*
  * The ApexLog source of the original is not implemented in this version: its configuration is
  * accepted (a drop-in config must load), and `run` and `doctor` say that nothing is shipped

@@ -34,10 +34,15 @@ struct _SflOrgs {
 	GPtrArray *orgs;    /* SflOrg */
 	GPtrArray *running; /* SflSource of the current term */
 	SflLabelsInterner *interner;
+	/* promoted-label windows outlive terms: a new term on this replica keeps them */
+	SflLabelGuard *label_guard;
 	/* the probe */
 	GTask *probe;
 	guint probing;
 	GError *first_failure;
+	/* a running source finished (sfl_source_finish()) */
+	SflOrgsFinishedFunc finished_func;
+	gpointer finished_data;
 };
 
 static void
@@ -61,6 +66,7 @@ sfl_orgs_free(SflOrgs *self)
 	g_ptr_array_unref(self->running);
 	g_ptr_array_unref(self->orgs);
 	sfl_labels_interner_unref(self->interner);
+	g_clear_pointer(&self->label_guard, sfl_label_guard_unref);
 	sfl_clock_unref(self->clock);
 	g_free(self);
 }
@@ -280,8 +286,8 @@ sfl_orgs_probe_async(SflOrgs *self, GCancellable *cancellable, GAsyncReadyCallba
 	for (guint i = 0; i < self->orgs->len; i++)
 		self->probing += sfl_orgs_has_sources(g_ptr_array_index(self->orgs, i));
 	if (self->probing == 0) {
-		/* nothing would use a token: a pipeline-only deployment, or everything disabled */
-		g_warning("no source is enabled; sf2loki will only hold leadership");
+		/* `run` has exited before this: see sfl_app_dup_no_source_reason() */
+		g_warning("no source needs a Salesforce token; nothing will be read");
 		g_task_return_boolean(g_steal_pointer(&self->probe), TRUE);
 		return;
 	}
@@ -336,6 +342,16 @@ sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
 }
 
 static void
+sfl_orgs_source_finished_cb(SflSource *source, gpointer user_data)
+{
+	SflOrgs *self = user_data;
+
+	g_debug("%s: nothing left to read in this term", sfl_source_get_name(source));
+	if (self->finished_func != NULL)
+		self->finished_func(self->finished_data);
+}
+
+static void
 sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *pipeline,
 		   SflCheckpointStore *store, SflMetrics *metrics)
 {
@@ -357,10 +373,12 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 		.metrics = metrics,
 		.org = org->name[0] != '\0' ? org->name : NULL,
 		.legacy_keys = org->name[0] != '\0' && org == g_ptr_array_index(self->orgs, 0),
+		.label_guard = self->label_guard,
 	};
 
 	g_object_set_data_full(G_OBJECT(source), "sfl-org", g_strdup(org->name), g_free);
 	g_ptr_array_add(self->running, source);
+	g_signal_connect(source, "finished", G_CALLBACK(sfl_orgs_source_finished_cb), self);
 	sfl_source_start(source, &ctx);
 }
 
@@ -368,6 +386,11 @@ void
 sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
 		       SflMetrics *metrics)
 {
+	const SflLokiLabelCardinalityConfig *lc = &self->config->data.sink.loki.label_cardinality;
+
+	if (self->label_guard == NULL && lc->max_values > 0 && lc->window > 0)
+		self->label_guard = sfl_label_guard_new((guint)MIN(lc->max_values, G_MAXUINT),
+							lc->window, self->clock, metrics);
 	for (guint i = 0; i < self->orgs->len; i++) {
 		SflOrg *org = g_ptr_array_index(self->orgs, i);
 		const SflSourcesConfig *s = org->sources;
@@ -449,6 +472,30 @@ guint
 sfl_orgs_get_n_sources(SflOrgs *self)
 {
 	return self->running->len;
+}
+
+/**
+ * sfl_orgs_set_finished_func:
+ * @self: the orgs
+ * @func: (nullable): called, maybe from inside a source's callback, when one finishes
+ * @user_data: for @func
+ */
+void
+sfl_orgs_set_finished_func(SflOrgs *self, SflOrgsFinishedFunc func, gpointer user_data)
+{
+	self->finished_func = func;
+	self->finished_data = user_data;
+}
+
+/* every source of the term finished: the run is finite (original §6.4) */
+gboolean
+sfl_orgs_all_finished(SflOrgs *self)
+{
+	for (guint i = 0; i < self->running->len; i++) {
+		if (!sfl_source_is_finished(g_ptr_array_index(self->running, i)))
+			return FALSE;
+	}
+	return self->running->len > 0;
 }
 
 void

@@ -52,6 +52,15 @@ void sfl_orgs_notify_writable(SflOrgs *self, SflLane lane);
 void sfl_orgs_stop_sources(SflOrgs *self);
 guint sfl_orgs_get_n_sources(SflOrgs *self);
 
+/*
+ * A source of the term finished (nothing left to read, ever). @func may run inside the
+ * source's own callback: defer any stop to the loop. Then sfl_orgs_all_finished() says
+ * whether the whole term is done, which the original treats as a finite run (§6.4).
+ */
+typedef void (*SflOrgsFinishedFunc)(gpointer user_data);
+void sfl_orgs_set_finished_func(SflOrgs *self, SflOrgsFinishedFunc func, gpointer user_data);
+gboolean sfl_orgs_all_finished(SflOrgs *self);
+
 /* one object per running source: org, name and counters (for /statusz) */
 json_t *sfl_orgs_status(SflOrgs *self) G_GNUC_WARN_UNUSED_RESULT;
 

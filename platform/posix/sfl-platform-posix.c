@@ -596,7 +596,8 @@ sfl_platform_lock_acquire(const char *path, SflPlatformLock **out_lock, int64_t 
 		saved = errno;
 		if (saved != EWOULDBLOCK) {
 			close(fd);
-			return sfl_set_errno_as(error, SFL_PLATFORM_ERR_IO, saved, "lock", path);
+			return sfl_set_errno_as(error, sfl_platform_lock_failure_status(saved),
+						saved, "lock", path);
 		}
 		/* the holder may not have written its line yet: then it is simply unknown */
 		if (sfl_read_holder(fd, &pid, host, sizeof(host))) {

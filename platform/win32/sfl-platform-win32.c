@@ -660,7 +660,8 @@ sfl_platform_lock_acquire(const char *path, SflPlatformLock **out_lock, int64_t 
 		code = GetLastError();
 		if (code != ERROR_LOCK_VIOLATION) {
 			CloseHandle(h);
-			return sfl_set_win_as(error, SFL_PLATFORM_ERR_IO, code, "lock", path);
+			return sfl_set_win_as(error, sfl_platform_lock_failure_status((int)code),
+					      code, "lock", path);
 		}
 		/* the holder may not have written its line yet: then it is simply unknown */
 		if (sfl_read_holder(h, &pid, host, sizeof(host))) {
@@ -847,11 +848,12 @@ sfl_platform_default_dir(SflPlatformDirKind kind, SflPlatformScope scope, char *
 	}
 	CoTaskMemFree(folder);
 
-	/* ProgramData is shared by every service: configuration gets its own subdirectory */
-	if (scope == SFL_PLATFORM_SCOPE_SYSTEM && kind == SFL_PLATFORM_DIR_CONFIG)
-		suffix = "\\sf2loki\\config";
-	else
-		suffix = "\\sf2loki";
+	/*
+	 * one folder for both, as docs/deployment/service.md promises: config.yaml and the state
+	 * side by side under %ProgramData%\sf2loki (or %LOCALAPPDATA%\sf2loki for a user)
+	 */
+	(void)kind;
+	suffix = "\\sf2loki";
 	n = snprintf(buf, len, "%s%s", base, suffix);
 	if (n < 0 || (size_t)n >= len) {
 		buf[0] = '\0';

@@ -86,6 +86,7 @@ sfl_cli_check(const gchar *config_path)
 	g_autoptr(SflConfig) config = NULL;
 	g_autoptr(SflCheckpointStore) store = NULL;
 	g_autoptr(SflCoordinator) coordinator = NULL;
+	g_autofree gchar *no_source = NULL;
 	gboolean deferred = FALSE;
 
 	config = sfl_config_load(config_path, envp, &error);
@@ -112,6 +113,11 @@ sfl_cli_check(const gchar *config_path)
 		fprintf(stderr, "config check FAILED: 1 problem\n");
 		return sfl_error_to_exit_code(error);
 	}
+	no_source = sfl_app_dup_no_source_reason(config);
+	if (no_source != NULL)
+		/* valid, and still worth a word: `run` would exit 0 at once (original §6.4) */
+		fprintf(stderr, "warning: %s: `sf2loki run` has nothing to ingest and exits 0\n",
+			no_source);
 	printf("config check OK\n");
 	return SFL_EXIT_OK;
 }

@@ -234,11 +234,9 @@ sfl_doctor_check_config(SflDoctor *d, const gchar *name)
 	}
 	if (store != NULL)
 		coordinator = sfl_app_build_coordinator(d->config, d->loop, &error);
-	if (coordinator != NULL && sfl_orgs_check_config(d->config, &error)) {
-		if (cd->sink.loki.ca_file != NULL)
-			sfl_curl_loop_set_ca_file(d->loop, cd->sink.loki.ca_file);
+	/* the sink carries sink.loki.ca_file on its own requests, as in `run` */
+	if (coordinator != NULL && sfl_orgs_check_config(d->config, &error))
 		d->sink = sfl_loki_sink_new(d->loop, &cd->sink.loki, &error);
-	}
 	if (d->sink != NULL)
 		orgs = sfl_orgs_new(d->config, d->loop, d->clock, &error);
 	if (orgs == NULL) {
@@ -759,8 +757,8 @@ sfl_doctor_loki_failed(SflDoctor *d, const gchar *name, const SflSinkResult *res
 	if (result->status == 401 || result->status == 403)
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
 			       "HTTP %u: credentials refused (%s); check sink.loki.auth_token and "
-			       "sink.loki.tenant_id (X-Scope-OrgID), and that the token may write "
-			       "logs (logs:write)",
+			       "sink.loki.tenant_id (the basic-auth user with a token, else "
+			       "X-Scope-OrgID), and that the token may write logs (logs:write)",
 			       result->status, detail);
 	else if (result->status == 0)
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "cannot reach %s: %s",

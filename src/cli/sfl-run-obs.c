@@ -241,30 +241,46 @@ sfl_run_obs_checkpoints(SflRunObs *self, gint64 now_wall_usec)
 	return out;
 }
 
+/* "45s" under a minute, else "3m": whole units, truncated (original §6.5) */
+static gchar *
+sfl_run_obs_format_for(gint64 usec)
+{
+	gint64 secs = usec / G_USEC_PER_SEC;
+
+	if (secs < 60)
+		return g_strdup_printf("%" G_GINT64_FORMAT "s", secs);
+	return g_strdup_printf("%" G_GINT64_FORMAT "m", secs / 60);
+}
+
 /**
  * sfl_run_obs_degraded:
  * @self: the tracker
  * @auth_failing_org: (nullable): the first org whose authentication is failing
  * @failing_since: the monotonic start of the longest Loki failure streak, or 0
+ * @commit_failing_since: the monotonic start of the longest checkpoint-commit failure streak,
+ *   or 0
  * @now_mono_usec: the monotonic clock
  *
  * Returns: (transfer full) (nullable): `degraded: …`, or %NULL when nothing degrades readiness
  */
 gchar *
 sfl_run_obs_degraded(SflRunObs *self, const gchar *auth_failing_org, gint64 failing_since,
-		     gint64 now_mono_usec)
+		     gint64 commit_failing_since, gint64 now_mono_usec)
 {
 	SflDuration threshold = self->config->data.service.unready_after_sink_failing;
 
 	if (auth_failing_org != NULL)
 		return g_strdup_printf("degraded: org %s auth failing", auth_failing_org);
 	if (threshold > 0 && failing_since > 0 && now_mono_usec - failing_since > threshold) {
-		gint64 secs = (now_mono_usec - failing_since) / G_USEC_PER_SEC;
-		if (secs < 60)
-			return g_strdup_printf(
-				"degraded: loki pushes failing for %" G_GINT64_FORMAT "s", secs);
-		return g_strdup_printf("degraded: loki pushes failing for %" G_GINT64_FORMAT "m",
-				       secs / 60);
+		g_autofree gchar *for_ = sfl_run_obs_format_for(now_mono_usec - failing_since);
+		return g_strdup_printf("degraded: loki pushes failing for %s", for_);
+	}
+	/* the data still reaches Loki, but a restart would send it all again */
+	if (threshold > 0 && commit_failing_since > 0 &&
+	    now_mono_usec - commit_failing_since > threshold) {
+		g_autofree gchar *for_ =
+			sfl_run_obs_format_for(now_mono_usec - commit_failing_since);
+		return g_strdup_printf("degraded: checkpoint commits failing for %s", for_);
 	}
 	return NULL;
 }

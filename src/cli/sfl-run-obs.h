@@ -32,11 +32,12 @@ json_t *sfl_run_obs_checkpoints(SflRunObs *self, gint64 now_wall_usec) G_GNUC_WA
 
 /*
  * The first degradation reason (original §6.5), or NULL: @auth_failing_org is the first org
- * whose authentication fails, @failing_since the monotonic start of the earliest failing
- * lane's streak (0: none).
+ * whose authentication fails, @failing_since the monotonic start of the earliest lane's Loki
+ * failure streak, @commit_failing_since that of its checkpoint-commit failure streak (0: none).
  */
-gchar *sfl_run_obs_degraded(SflRunObs *self, const gchar *auth_failing_org, gint64 failing_since,
-			    gint64 now_mono_usec) G_GNUC_WARN_UNUSED_RESULT;
+gchar *
+sfl_run_obs_degraded(SflRunObs *self, const gchar *auth_failing_org, gint64 failing_since,
+		     gint64 commit_failing_since, gint64 now_mono_usec) G_GNUC_WARN_UNUSED_RESULT;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflRunObs, sfl_run_obs_free)
 

@@ -68,9 +68,10 @@ typedef struct {
 	gint64 started_at;     /* monotonic */
 	GCancellable *startup; /* cancelled by a stop during the start-up probe */
 	GSource *progress_source;
-	gint64 progress_at;    /* monotonic time of the last progress line */
-	guint64 progress_rows; /* rows read at the last progress line */
-	gboolean failed;       /* a runtime failure ends the run with exit 1 */
+	GSource *finished_source; /* checks, on the loop, whether every source finished */
+	gint64 progress_at;	  /* monotonic time of the last progress line */
+	guint64 progress_rows;	  /* rows read at the last progress line */
+	gboolean failed;	  /* a runtime failure ends the run with exit 1 */
 	GError *failure;
 } SflRunner;
 
@@ -366,6 +367,51 @@ sfl_run_progress_cb(gpointer user_data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* where the store keeps its document, for the pipeline's log lines (never a credential) */
+static gchar *
+sfl_run_store_location(const SflConfig *config)
+{
+	const SflStateConfig *state = &config->data.state;
+
+	switch ((SflStateStoreKind)state->store) {
+	case SFL_STATE_STORE_FILE:
+		return g_strdup(state->file.path);
+	case SFL_STATE_STORE_S3:
+		return g_strdup_printf("s3://%s/%s", state->s3.bucket, state->s3.key);
+	case SFL_STATE_STORE_GCS:
+		return g_strdup_printf("gs://%s/%s", state->gcs.bucket, state->gcs.object_name);
+	}
+	return NULL;
+}
+
+static gboolean
+sfl_run_finished_cb(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+
+	sfl_clear_source(&runner->finished_source);
+	if (runner->state != SFL_RUN_STATE_RUNNING || runner->pipeline == NULL ||
+	    !sfl_orgs_all_finished(runner->orgs))
+		return G_SOURCE_REMOVE;
+	/* the original's pipeline ends when its sources do, and the process exits 0 (§6.4) */
+	g_message("every source finished: nothing left to read; exiting (a finite run)");
+	sfl_runner_stop_cb(runner);
+	return G_SOURCE_REMOVE;
+}
+
+/* a source finished, maybe inside its own callback: look at all of them from the loop */
+static void
+sfl_run_source_finished(gpointer user_data)
+{
+	SflRunner *runner = user_data;
+
+	if (runner->finished_source != NULL)
+		return;
+	runner->finished_source = g_idle_source_new();
+	g_source_set_callback(runner->finished_source, sfl_run_finished_cb, runner, NULL);
+	g_source_attach(runner->finished_source, runner->context);
+}
+
 /* one leadership term: a fresh pipeline run and fresh sources on every acquisition */
 static void
 sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
@@ -379,10 +425,14 @@ sfl_run_start_term(SflLeadership *leadership, gpointer user_data)
 		.committed = sfl_run_pipeline_committed_cb,
 	};
 	SflDuration progress = runner->config->data.service.progress_interval;
+	g_autofree gchar *location = sfl_run_store_location(runner->config);
 
 	runner->pipeline = sfl_pipeline_new(&runner->config->data.sink.loki.batch, runner->sink,
 					    runner->store, clock);
 	sfl_pipeline_set_callbacks(runner->pipeline, &callbacks, runner);
+	sfl_pipeline_set_store_label(
+		runner->pipeline,
+		sfl_config_enum_name("state.store", runner->config->data.state.store), location);
 	sfl_pipeline_set_metrics(runner->pipeline, runner->metrics);
 	/* one governor for the whole process: the rate buckets carry over from term to term,
 	 * and every term reads today's count from the store afresh */
@@ -459,6 +509,7 @@ sfl_run_teardown(SflRunner *runner, GPtrArray *stop_sources)
 	}
 	sfl_clear_source(&runner->watchdog_source);
 	sfl_clear_source(&runner->progress_source);
+	sfl_clear_source(&runner->finished_source);
 	sfl_runner_clear_grace(runner);
 	g_main_context_unref(runner->context);
 	sfl_log_flush_repeats();
@@ -503,13 +554,18 @@ static gchar *
 sfl_run_degraded(SflRunner *runner)
 {
 	gchar *reason = runner->egress != NULL ? sfl_egress_dup_degraded(runner->egress) : NULL;
+	/* the pipeline's clock: its streaks are stamped on it, which g_get_monotonic_time() is
+	 * not (it stops during a suspend, the platform's monotonic clock does not) */
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
 
 	if (reason != NULL)
 		return reason;
 	return sfl_run_obs_degraded(
 		runner->obs, runner->orgs != NULL ? sfl_orgs_get_auth_failing(runner->orgs) : NULL,
 		runner->pipeline != NULL ? sfl_pipeline_get_failing_since(runner->pipeline) : 0,
-		g_get_monotonic_time());
+		runner->pipeline != NULL ? sfl_pipeline_get_commit_failing_since(runner->pipeline)
+					 : 0,
+		sfl_clock_monotonic_usec(clock));
 }
 
 /* /readyz: ready only while this replica leads and runs its pipeline (original §6.5) */
@@ -703,7 +759,8 @@ sfl_run_health_status(gpointer user_data)
 		gint64 failing = runner->pipeline != NULL
 					 ? sfl_pipeline_get_failing_since(runner->pipeline)
 					 : 0;
-		gint64 now = g_get_monotonic_time();
+		g_autoptr(SflClock) clock = sfl_clock_get_system();
+		gint64 now = sfl_clock_monotonic_usec(clock);
 
 		degraded = sfl_run_degraded(runner);
 		json_object_set_new(
@@ -763,7 +820,8 @@ sfl_run_start_orgs(SflRunner *runner, SflCurlLoop *loop, GError **error)
  * @platform: OS hooks
  * @error: return location for an error
  *
- * Runs the service on the thread-default main context until a stop request.
+ * Runs the service on the thread-default main context until a stop request. A configuration
+ * with no enabled source returns at once, after saying why.
  *
  * Returns: %TRUE after a clean stop
  */
@@ -780,6 +838,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_autoptr(SflSink) sink = NULL;
 	g_autoptr(SflOrgs) orgs = NULL;
 	g_autoptr(SflOtlpExporter) otlp = NULL;
+	g_autofree gchar *no_source = NULL;
 
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
@@ -799,6 +858,22 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	sfl_runner_install_os_stop(&runner);
 
 	sfl_run_log_banner(config);
+	/*
+	 * Nothing to ingest: the original's pipeline ends at once and the process exits 0 (a
+	 * finite run, original §6.4). Under a coordinator too: leading would change nothing, so
+	 * every replica ends here without contesting the lease or opening the store.
+	 */
+	if (!sfl_orgs_check_config(config, error)) {
+		sfl_run_teardown(&runner, stop_sources);
+		return FALSE;
+	}
+	no_source = sfl_app_dup_no_source_reason(config);
+	if (no_source != NULL) {
+		g_warning("%s: nothing to ingest; exiting", no_source);
+		g_message("sf2loki stopped (no enabled source)");
+		sfl_run_teardown(&runner, stop_sources);
+		return TRUE;
+	}
 	runner.started_at = g_get_monotonic_time();
 	sfl_run_init_metrics(&runner);
 	{
@@ -839,10 +914,12 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		return TRUE;
 	}
 
-	/* one curl loop for every HTTP client of the process, the coordinator's included */
+	/*
+	 * one curl loop for every HTTP client of the process, the coordinator's included; its
+	 * trust is SSL_CERT_FILE / SSL_CERT_DIR over the system store, and sink.loki.ca_file
+	 * stays with the Loki sink's own requests
+	 */
 	curl_loop = sfl_curl_loop_new();
-	if (config->data.sink.loki.ca_file != NULL)
-		sfl_curl_loop_set_ca_file(curl_loop, config->data.sink.loki.ca_file);
 	coordinator = sfl_app_build_coordinator(config, curl_loop, error);
 	if (coordinator == NULL) {
 		g_clear_object(&curl_loop);
@@ -887,6 +964,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 		return FALSE;
 	}
 	runner.orgs = orgs;
+	sfl_orgs_set_finished_func(orgs, sfl_run_source_finished, &runner);
 	runner.coordinator = coordinator;
 	runner.store = store;
 	runner.sink = sink;

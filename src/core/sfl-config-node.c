@@ -585,7 +585,7 @@ sfl_config_node_from_json_value(json_t *value, GRefString *origin)
 		break;
 	case JSON_INTEGER: {
 		g_autofree gchar *text =
-			g_strdup_printf("%" JSON_INTEGER_FORMAT, json_integer_value(value));
+			g_strdup_printf("%" G_GINT64_FORMAT, (gint64)json_integer_value(value));
 		node = sfl_config_node_new_scalar(text, FALSE, origin);
 		break;
 	}

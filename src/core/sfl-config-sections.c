@@ -26,6 +26,7 @@ static const gchar *const sfl_choices_auth_mode[] = { "jwt_bearer", "client_cred
 static const gchar *const sfl_choices_transform[] = { "hash",	  "mask",	   "drop_field",
 						      "drop_row", "regex_replace", NULL };
 static const gchar *const sfl_choices_replay[] = { "LATEST", "EARLIEST", "CUSTOM", NULL };
+static const gchar *const sfl_choices_cdc_names[] = { "metadata", "line", "off", NULL };
 static const gchar *const sfl_choices_interval[] = { "Hourly", "Daily", NULL };
 static const gchar *const sfl_choices_budget[] = { "pause", "drop", NULL };
 static const gchar *const sfl_choices_encoding[] = { "protobuf", "json", NULL };
@@ -288,7 +289,13 @@ static const SflConfigField sfl_pubsub_fields[] = {
 	{ FIELD(SflPubsubConfig, "replay_preset", SFL_CONFIG_TYPE_ENUM, replay_preset),
 	  .def = "CUSTOM", .choices = sfl_choices_replay,
 	  .help = "Start position without a stored replay id; CUSTOM resumes from the checkpoint "
-		  "and starts at LATEST when there is none." },
+		  "and starts at LATEST when there is none. A stored id Salesforce refuses always "
+		  "restarts at EARLIEST." },
+	{ FIELD(SflPubsubConfig, "cdc_field_names", SFL_CONFIG_TYPE_ENUM, cdc_field_names),
+	  .def = "metadata", .choices = sfl_choices_cdc_names,
+	  .help = "Where the field names of CDC bitmaps go: metadata (changed_fields, "
+		  "nulled_fields, diff_fields), line (changedFieldNames, nulledFieldNames and "
+		  "diffFieldNames inside ChangeEventHeader, unlike the original's line) or off." },
 	{ FIELD(SflPubsubConfig, "topics", SFL_CONFIG_TYPE_STRING_LIST, topics), .def = "[]",
 	  .example = "[/event/LoginEventStream, /event/ApiAnomalyEvent]",
 	  .help = "Topics to subscribe; \"*\" discovers the real-time event monitoring channels." },
@@ -627,6 +634,24 @@ static const SflConfigSchema sfl_egress_schema = {
 	.fields = sfl_egress_fields,
 };
 
+static const SflConfigField sfl_label_cardinality_fields[] = {
+	{ FIELD(SflLokiLabelCardinalityConfig, "max_values", SFL_CONFIG_TYPE_INT, max_values),
+	  .def = "100", .flags = SFL_CONFIG_FIELD_MIN, .min = 0,
+	  .help = "Distinct values a promoted label may take per window; later ones are sent as "
+		  "`__other__`. 0 disables the guard." },
+	{ FIELD(SflLokiLabelCardinalityConfig, "window", SFL_CONFIG_TYPE_DURATION, window),
+	  .def = "1h", .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
+	  .help = "How long admitted values stay admitted; then every label starts afresh." },
+	{ NULL }
+};
+
+static const SflConfigSchema sfl_label_cardinality_schema = {
+	.name = "LabelCardinalityConfig",
+	.doc = "Cardinality guard on labels promoted from data (eventlogfile types' labels).",
+	.struct_size = sizeof(SflLokiLabelCardinalityConfig),
+	.fields = sfl_label_cardinality_fields,
+};
+
 static gint
 sfl_config_cmp_strptr(gconstpointer a, gconstpointer b)
 {
@@ -678,11 +703,13 @@ static const SflConfigField sfl_loki_fields[] = {
 	  .help = "Loki push URL, e.g. https://loki.example.com/loki/api/v1/push." },
 	{ FIELD(SflLokiConfig, "tenant_id", SFL_CONFIG_TYPE_STRING, tenant_id),
 	  .flags = SFL_CONFIG_FIELD_NULLABLE,
-	  .help = "X-Scope-OrgID tenant (Grafana Cloud: the numeric user)." },
+	  .help = "Tenant: sent as X-Scope-OrgID when there is no auth_token, else the basic-auth "
+		  "user (Grafana Cloud: the numeric user)." },
 	{ FIELD(SflLokiConfig, "auth_token_file", SFL_CONFIG_TYPE_PATH, auth_token_file),
 	  .flags = SFL_CONFIG_FIELD_SECRET_FILE, .help = "File holding the Loki token." },
 	{ FIELD(SflLokiConfig, "auth_token", SFL_CONFIG_TYPE_SECRET, auth_token),
-	  .help = "Loki token (basic auth with tenant_id, else bearer); prefer auth_token_file." },
+	  .help = "Loki token, sent as basic auth with tenant_id (or an empty user) as the user "
+		  "and no X-Scope-OrgID; prefer auth_token_file." },
 	{ FIELD(SflLokiConfig, "encoding", SFL_CONFIG_TYPE_ENUM, encoding), .def = "protobuf",
 	  .choices = sfl_choices_encoding, .help = "Push encoding: protobuf (snappy) or json." },
 	{ FIELD(SflLokiConfig, "compression", SFL_CONFIG_TYPE_ENUM, compression), .def = "snappy",
@@ -695,12 +722,16 @@ static const SflConfigField sfl_loki_fields[] = {
 	{ FIELD(SflLokiConfig, "labels", SFL_CONFIG_TYPE_STRING_MAP, labels), .def = "{}",
 	  .example = "{job: sf2loki}",
 	  .help = "Static stream labels (job, service_name, sf_org_id, environment, org)." },
+	{ FIELD(SflLokiConfig, "label_cardinality", SFL_CONFIG_TYPE_OBJECT, label_cardinality),
+	  .schema = &sfl_label_cardinality_schema,
+	  .help = "Runtime limit on distinct values of promoted labels." },
 	{ FIELD(SflLokiConfig, "structured_metadata_fields", SFL_CONFIG_TYPE_STRING_LIST,
 		structured_metadata_fields),
 	  .def = "[]", .help = "Payload fields promoted to structured metadata." },
 	{ FIELD(SflLokiConfig, "ca_file", SFL_CONFIG_TYPE_PATH, ca_file),
 	  .flags = SFL_CONFIG_FIELD_NULLABLE,
-	  .help = "PEM bundle of CAs to trust for the Loki endpoint; null uses the system store. "
+	  .help = "PEM bundle of the only CAs trusted for the Loki endpoint (no other client uses "
+		  "it); null uses SSL_CERT_FILE / SSL_CERT_DIR, else the system store. "
 		  "Certificates are always verified." },
 	{ NULL }
 };

@@ -70,11 +70,19 @@ typedef enum {
 	SFL_REPLAY_CUSTOM,
 } SflReplayPreset;
 
+/* where the field names decoded from CDC bitmaps go */
+typedef enum {
+	SFL_CDC_NAMES_METADATA,
+	SFL_CDC_NAMES_LINE,
+	SFL_CDC_NAMES_OFF,
+} SflCdcFieldNames;
+
 typedef struct {
 	gboolean enabled;
 	gchar *endpoint;
 	gint64 default_num_requested;
-	gint replay_preset; /* SflReplayPreset */
+	gint replay_preset;   /* SflReplayPreset */
+	gint cdc_field_names; /* SflCdcFieldNames */
 	GStrv topics;
 	GStrv include;
 	GStrv exclude;
@@ -175,6 +183,12 @@ typedef struct {
 	gint budget_action; /* SflBudgetAction */
 } SflLokiEgressConfig;
 
+/* sink.loki.label_cardinality: the runtime guard on promoted labels (SFL-0034) */
+typedef struct {
+	gint64 max_values; /* distinct values per label per window; 0 disables */
+	SflDuration window;
+} SflLokiLabelCardinalityConfig;
+
 typedef enum {
 	SFL_LOKI_ENCODING_PROTOBUF,
 	SFL_LOKI_ENCODING_JSON,
@@ -196,6 +210,7 @@ typedef struct {
 	SflLokiBatchConfig batch;
 	SflLokiEgressConfig egress;
 	GPtrArray *labels; /* SflConfigPair */
+	SflLokiLabelCardinalityConfig label_cardinality;
 	GStrv structured_metadata_fields;
 	gchar *ca_file; /* NULL: the system trust store */
 } SflLokiConfig;

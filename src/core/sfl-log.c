@@ -55,7 +55,7 @@ static const gchar *const sfl_log_skipped_fields[] = {
 
 /* an extra field must never overwrite one of the fixed keys */
 static const gchar *const sfl_log_reserved_keys[] = {
-	"ts", "level", "domain", "msg", "repeated", NULL,
+	"timestamp", "level", "event", "logger", "repeated", NULL,
 };
 
 static const gchar *
@@ -235,6 +235,9 @@ sfl_log_format_timestamp(gint64 now_usec)
 		usec = 0;
 	}
 	seconds = g_date_time_format(dt, "%Y-%m-%dT%H:%M:%S");
+	/* as Python's isoformat() writes it for the original: no fraction on a whole second */
+	if (usec == 0)
+		return g_strconcat(seconds, "Z", NULL);
 	return g_strdup_printf("%s.%06" G_GINT64_FORMAT "Z", seconds, usec);
 }
 
@@ -313,10 +316,10 @@ sfl_log_render_json(const gchar *ts, const gchar *level, const gchar *domain, co
 	g_autoptr(json_t) root = json_object();
 	g_autoptr(GString) out = g_string_new(NULL);
 
-	json_object_set_new(root, "ts", json_string(ts));
+	json_object_set_new(root, "timestamp", json_string(ts));
 	json_object_set_new(root, "level", json_string(level));
-	json_object_set_new(root, "domain", json_string(domain));
-	json_object_set_new(root, "msg", json_string(msg));
+	json_object_set_new(root, "event", json_string(msg));
+	json_object_set_new(root, "logger", json_string(domain));
 	for (gsize i = 0; i < n_fields; i++) {
 		g_autofree gchar *key = NULL;
 		g_autofree gchar *value = NULL;
@@ -334,7 +337,7 @@ sfl_log_render_json(const gchar *ts, const gchar *level, const gchar *domain, co
 	if (json_dump_callback(root, sfl_log_json_append, out,
 			       JSON_COMPACT | JSON_PRESERVE_ORDER) != 0) {
 		/* only allocation failure gets here; a bare line beats losing the event */
-		g_string_printf(out, "{\"ts\":\"%s\",\"level\":\"%s\"}", ts, level);
+		g_string_printf(out, "{\"timestamp\":\"%s\",\"level\":\"%s\"}", ts, level);
 	}
 	return g_string_free(g_steal_pointer(&out), FALSE);
 }
@@ -419,10 +422,10 @@ sfl_log_render_logfmt(const gchar *ts, const gchar *level, const gchar *domain, 
 {
 	g_autoptr(GString) out = g_string_new(NULL);
 
-	sfl_log_logfmt_append_pair(out, "ts", ts);
+	sfl_log_logfmt_append_pair(out, "timestamp", ts);
 	sfl_log_logfmt_append_pair(out, "level", level);
-	sfl_log_logfmt_append_pair(out, "domain", domain);
-	sfl_log_logfmt_append_pair(out, "msg", msg);
+	sfl_log_logfmt_append_pair(out, "event", msg);
+	sfl_log_logfmt_append_pair(out, "logger", domain);
 	for (gsize i = 0; i < n_fields; i++) {
 		g_autofree gchar *key = NULL;
 		g_autofree gchar *value = NULL;
@@ -447,9 +450,10 @@ sfl_log_render_logfmt(const gchar *ts, const gchar *level, const gchar *domain, 
  * @now_usec: the timestamp, in microseconds since the Unix epoch
  * @repeated: how many identical lines were suppressed before this one, or 0
  *
- * Renders one line with ts, level, domain and msg first, then every other field under its
- * lower-cased key. Every value is made valid UTF-8 and passed through sfl_redact(); fields
- * whose key looks secret are masked whole.
+ * Renders one line with the original's keys first (timestamp, level, event = the message,
+ * logger = the GLib log domain), then every other field under its lower-cased key, so queries
+ * written against the Python original's own logs keep working. Every value is made valid UTF-8
+ * and passed through sfl_redact(); fields whose key looks secret are masked whole.
  *
  * Returns: (transfer full): the line, without a trailing newline
  */

@@ -41,6 +41,14 @@ static const gchar *const sfl_redact_secret_words[] = {
 #define SFL_REDACT_KEY_START "(?<![A-Za-z0-9_.-])"
 
 /*
+ * ASCII white space, for use inside a character class. Not \s: GLib turns on Unicode
+ * properties even for raw patterns, so \s also takes the bytes 0x85 and 0xa0, which are
+ * continuation bytes in UTF-8 (U+00E0 is c3 a0, U+4F60 e4 bd a0). A value would end inside a
+ * character, leaving the rest of the value unmasked and the text invalid UTF-8.
+ */
+#define SFL_REDACT_SPACE "\\t\\n\\x0b\\f\\r "
+
+/*
  * json-escaped strings (\"...\") appear when a JSON body is itself logged inside JSON; an
  * unterminated quote masks to the end of the line because a truncated value is still secret
  */
@@ -89,7 +97,8 @@ sfl_redact_keyvalue_pattern(void)
 	return g_strdup_printf(SFL_REDACT_KEY_START
 			       "(?<key>[A-Za-z0-9_.-]*?(?<word>%s))(?<kq>\\\\?[\"'])?[ \\t]*"
 			       "(?<sep>[:=])[ \\t]*(?:" SFL_REDACT_QUOTED_VALUE
-			       "|(?<bare>[^\\s&,;\"'}=][^\\s&,;\"'}]*+))",
+			       "|(?<bare>[^" SFL_REDACT_SPACE "&,;\"'}=][^" SFL_REDACT_SPACE
+			       "&,;\"'}]*+))",
 			       words->str);
 }
 
@@ -110,11 +119,12 @@ sfl_redact_regexes(void)
 		/* greedy up to the last '@' of the authority, as passwords may hold a raw '@' */
 		regexes.userinfo = sfl_redact_regex_new(
 			"(?<![A-Za-z0-9+.-])(?<scheme>[A-Za-z][A-Za-z0-9+.-]*://)"
-			"(?<info>[^/?#\\s\"'<>\\\\]+)@",
+			"(?<info>[^/?#" SFL_REDACT_SPACE "\"'<>\\\\]+)@",
 			0);
 		/* salesforce access tokens contain '!', so the token runs to a delimiter */
 		regexes.scheme = sfl_redact_regex_new(
-			"(?<![A-Za-z0-9_-])(?:bearer|basic)[ \\t]+(?<token>[^\\s\"'\\\\<>,;]+)",
+			"(?<![A-Za-z0-9_-])(?:bearer|basic)[ \\t]+(?<token>[^" SFL_REDACT_SPACE
+			"\"'\\\\<>,;]+)",
 			G_REGEX_CASELESS);
 		/* an unquoted header value runs to the end of the line, whatever its scheme */
 		regexes.authorization = sfl_redact_regex_new(

@@ -10,6 +10,8 @@
 
 #include "sfl-error.h"
 #include "sfl-gsource.h"
+#include "sfl-platform.h"
+#include "sfl-socket-source.h"
 
 typedef struct {
 	SflCurlLoopDoneFunc done;
@@ -21,8 +23,7 @@ typedef struct {
 	SflCurlLoop *loop; /* unowned: the loop frees its sockets first */
 	curl_socket_t fd;
 	int what;
-	GIOChannel *channel;
-	GSource *watch;
+	GSource *watch; /* an SflSocketSource */
 } SflCurlLoopSocket;
 
 struct _SflCurlLoop {
@@ -35,7 +36,8 @@ struct _SflCurlLoop {
 	GQueue finished;	   /* CURL*, taken off the multi handle, waiting for delivery */
 	GHashTable *finished_data; /* CURL* → SflCurlLoopTransfer* for @finished */
 	GHashTable *sockets;	   /* set of SflCurlLoopSocket* with a watch */
-	gchar *ca_file;
+	gchar *ca_file;		   /* SSL_CERT_FILE, NULL: curl's compiled-in bundle */
+	gchar *ca_path;		   /* SSL_CERT_DIR, NULL: curl's compiled-in directory */
 	gboolean disposing;
 };
 
@@ -45,7 +47,6 @@ static void
 sfl_curl_loop_socket_free(SflCurlLoopSocket *sock)
 {
 	sfl_clear_source(&sock->watch);
-	g_clear_pointer(&sock->channel, g_io_channel_unref);
 	g_free(sock);
 }
 
@@ -111,20 +112,23 @@ sfl_curl_loop_action(SflCurlLoop *self, curl_socket_t fd, int flags)
 	sfl_curl_loop_collect(self);
 }
 
+/*
+ * Every readiness the source saw goes to curl at once. The source reports it again for as long
+ * as it lasts and curl still asks for it, which is what edge-like Windows sockets need.
+ */
 static gboolean
-sfl_curl_loop_watch_cb(GIOChannel *channel, GIOCondition condition, gpointer user_data)
+sfl_curl_loop_watch_cb(GIOCondition condition, gpointer user_data)
 {
 	SflCurlLoopSocket *sock = user_data;
 	g_autoptr(SflCurlLoop) self = g_object_ref(sock->loop);
 	curl_socket_t fd = sock->fd;
 	int flags = 0;
 
-	(void)channel;
 	if (condition & G_IO_IN)
 		flags |= CURL_CSELECT_IN;
 	if (condition & G_IO_OUT)
 		flags |= CURL_CSELECT_OUT;
-	if (condition & (G_IO_ERR | G_IO_HUP | G_IO_NVAL))
+	if (condition & G_IO_ERR)
 		flags |= CURL_CSELECT_ERR;
 	/* @sock may be freed inside: curl reports CURL_POLL_REMOVE from socket_action */
 	sfl_curl_loop_action(self, fd, flags);
@@ -159,13 +163,13 @@ sfl_curl_loop_timer_func(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
-/* CURLMOPT_SOCKETFUNCTION: one watch per socket, rebuilt when the wanted events change */
+/* CURLMOPT_SOCKETFUNCTION: one watch per socket, kept while curl changes what it waits for */
 static int
 sfl_curl_loop_socket_func(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
 {
 	SflCurlLoop *self = userp;
 	SflCurlLoopSocket *sock = socketp;
-	GIOCondition condition = G_IO_ERR | G_IO_HUP;
+	GIOCondition condition = 0;
 
 	(void)easy;
 	/* while the multi handle is cleaned up, dispose frees every socket afterwards */
@@ -178,29 +182,38 @@ sfl_curl_loop_socket_func(CURL *easy, curl_socket_t fd, int what, void *userp, v
 		}
 		return 0;
 	}
-	if (sock == NULL) {
-		sock = g_new0(SflCurlLoopSocket, 1);
-		sock->loop = self;
-		sock->fd = fd;
-		sock->what = -1;
-		/* does not take ownership: curl closes its own sockets */
-		sock->channel = g_io_channel_unix_new((int)fd);
-		curl_multi_assign(self->multi, fd, sock);
-		g_hash_table_add(self->sockets, sock);
-	}
-	if (sock->what == what && sock->watch != NULL)
-		return 0;
-	sock->what = what;
 	if (what & CURL_POLL_IN)
 		condition |= G_IO_IN;
 	if (what & CURL_POLL_OUT)
 		condition |= G_IO_OUT;
-	sfl_clear_source(&sock->watch);
-	sock->watch = g_io_create_watch(sock->channel, condition);
+	if (sock != NULL) {
+		if (sock->what != what)
+			sfl_socket_source_set_condition(sock->watch, condition);
+		sock->what = what;
+		return 0;
+	}
+	{
+		g_autoptr(GError) error = NULL;
+		/* does not take ownership: curl closes its own sockets */
+		GSource *watch = sfl_socket_source_new((gint64)fd, condition, &error);
+
+		if (watch == NULL) {
+			/* curl fails the transfer that wanted this socket */
+			g_warning("cannot watch an HTTP connection: %s", error->message);
+			return -1;
+		}
+		sock = g_new0(SflCurlLoopSocket, 1);
+		sock->loop = self;
+		sock->fd = fd;
+		sock->what = what;
+		sock->watch = watch;
+	}
 	g_source_set_name(sock->watch, "[sf2loki] curl socket");
 	g_source_set_callback(sock->watch, (GSourceFunc)(void (*)(void))sfl_curl_loop_watch_cb,
 			      sock, NULL);
 	g_source_attach(sock->watch, self->context);
+	curl_multi_assign(self->multi, fd, sock);
+	g_hash_table_add(self->sockets, sock);
 	return 0;
 }
 
@@ -239,6 +252,7 @@ sfl_curl_loop_finalize(GObject *object)
 	g_hash_table_unref(self->sockets);
 	g_main_context_unref(self->context);
 	g_free(self->ca_file);
+	g_free(self->ca_path);
 	G_OBJECT_CLASS(sfl_curl_loop_parent_class)->finalize(object);
 }
 
@@ -249,6 +263,21 @@ sfl_curl_loop_class_init(SflCurlLoopClass *klass)
 
 	object_class->dispose = sfl_curl_loop_dispose;
 	object_class->finalize = sfl_curl_loop_finalize;
+}
+
+/* an unset or blank variable means the system store, as it does for OpenSSL */
+static gchar *
+sfl_curl_loop_env_path(const gchar *name)
+{
+	const gchar *value = g_getenv(name);
+
+	if (value == NULL)
+		return NULL;
+	for (const gchar *p = value; *p != '\0'; p++) {
+		if (!g_ascii_isspace(*p))
+			return g_strdup(value);
+	}
+	return NULL;
 }
 
 static void
@@ -271,6 +300,8 @@ sfl_curl_loop_init(SflCurlLoop *self)
 	curl_multi_setopt(self->multi, CURLMOPT_SOCKETDATA, self);
 	curl_multi_setopt(self->multi, CURLMOPT_TIMERFUNCTION, sfl_curl_loop_timer_func);
 	curl_multi_setopt(self->multi, CURLMOPT_TIMERDATA, self);
+	self->ca_file = sfl_curl_loop_env_path("SSL_CERT_FILE");
+	self->ca_path = sfl_curl_loop_env_path("SSL_CERT_DIR");
 }
 
 /**
@@ -287,7 +318,10 @@ sfl_curl_loop_new(void)
 /**
  * sfl_curl_loop_set_ca_file:
  * @self: a loop
- * @ca_file: (nullable): a PEM CA bundle for TLS verification, %NULL for the system store
+ * @ca_file: (nullable): a PEM CA bundle, %NULL for curl's compiled-in one
+ *
+ * Replaces the bundle read from SSL_CERT_FILE for every transfer on this loop that has no CA
+ * of its own; for embedders and tests that cannot set the environment before the loop exists.
  */
 void
 sfl_curl_loop_set_ca_file(SflCurlLoop *self, const gchar *ca_file)
@@ -301,13 +335,60 @@ sfl_curl_loop_set_ca_file(SflCurlLoop *self, const gchar *ca_file)
  * sfl_curl_loop_get_ca_file:
  * @self: a loop
  *
- * Returns: (transfer none) (nullable): the CA bundle path
+ * Returns: (transfer none) (nullable): the default CA bundle, %NULL for curl's compiled-in one
  */
 const gchar *
 sfl_curl_loop_get_ca_file(SflCurlLoop *self)
 {
 	g_return_val_if_fail(SFL_IS_CURL_LOOP(self), NULL);
 	return self->ca_file;
+}
+
+/**
+ * sfl_curl_loop_get_ca_path:
+ * @self: a loop
+ *
+ * Returns: (transfer none) (nullable): the default CA directory (SSL_CERT_DIR), %NULL for
+ *   curl's compiled-in one
+ */
+const gchar *
+sfl_curl_loop_get_ca_path(SflCurlLoop *self)
+{
+	g_return_val_if_fail(SFL_IS_CURL_LOOP(self), NULL);
+	return self->ca_path;
+}
+
+/**
+ * sfl_curl_loop_apply_trust:
+ * @self: a loop
+ * @easy: a handle about to be added to @self
+ *
+ * Turns peer and host verification on and points @easy at the loop's default trust. A client
+ * with its own CA sets CURLOPT_CAINFO (and clears CURLOPT_CAPATH) afterwards. Proxies are left
+ * to curl, which reads HTTPS_PROXY, https_proxy, http_proxy and NO_PROXY for each transfer.
+ *
+ * Returns: curl's result of the first option that failed, else CURLE_OK
+ */
+CURLcode
+sfl_curl_loop_apply_trust(SflCurlLoop *self, CURL *easy)
+{
+	CURLcode rc = CURLE_OK;
+
+	g_return_val_if_fail(SFL_IS_CURL_LOOP(self), CURLE_BAD_FUNCTION_ARGUMENT);
+	g_return_val_if_fail(easy != NULL, CURLE_BAD_FUNCTION_ARGUMENT);
+
+	rc = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+	if (rc == CURLE_OK)
+		rc = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (rc == CURLE_OK && self->ca_file != NULL)
+		rc = curl_easy_setopt(easy, CURLOPT_CAINFO, self->ca_file);
+	if (rc == CURLE_OK && self->ca_path != NULL)
+		rc = curl_easy_setopt(easy, CURLOPT_CAPATH, self->ca_path);
+	/* where the OS store is no PEM file (Windows), OpenSSL has no default bundle to fall to */
+	if (rc == CURLE_OK && self->ca_file == NULL && self->ca_path == NULL &&
+	    sfl_platform_tls_native_ca())
+		rc = curl_easy_setopt(easy, CURLOPT_SSL_OPTIONS, (long)CURLSSLOPT_NATIVE_CA);
+	return rc;
 }
 
 /**

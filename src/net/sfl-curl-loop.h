@@ -38,8 +38,19 @@ G_DECLARE_FINAL_TYPE(SflCurlLoop, sfl_curl_loop, SFL, CURL_LOOP, GObject)
 typedef void (*SflCurlLoopDoneFunc)(CURL *easy, CURLcode code, gpointer user_data);
 
 SflCurlLoop *sfl_curl_loop_new(void) G_GNUC_WARN_UNUSED_RESULT;
+
+/*
+ * Trust: every transfer verifies the peer and its host name. The default trust is read once,
+ * when the loop is created, from SSL_CERT_FILE (a PEM bundle) and SSL_CERT_DIR (a hashed
+ * certificate directory), each replacing only its own half of curl's compiled-in system store,
+ * as OpenSSL and the original's HTTP and gRPC clients do: libcurl passes its own CA paths to
+ * OpenSSL, so OpenSSL would never look at these variables itself. A client with a CA of its
+ * own (sink.loki.ca_file, a cluster CA) sets it on its own requests (SflHttpTls), never here.
+ */
 void sfl_curl_loop_set_ca_file(SflCurlLoop *self, const gchar *ca_file);
 const gchar *sfl_curl_loop_get_ca_file(SflCurlLoop *self);
+const gchar *sfl_curl_loop_get_ca_path(SflCurlLoop *self);
+CURLcode sfl_curl_loop_apply_trust(SflCurlLoop *self, CURL *easy);
 gboolean sfl_curl_loop_add(SflCurlLoop *self, CURL *easy, SflCurlLoopDoneFunc done,
 			   gpointer user_data, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_curl_loop_remove(SflCurlLoop *self, CURL *easy);

@@ -173,10 +173,12 @@ sfl_http_stream_finish(SflHttpStream *self)
 
 	if (self->code != CURLE_OK) {
 		g_autofree gchar *detail = sfl_redact(self->errbuf);
+		g_autofree gchar *endpoint = sfl_http_url_endpoint(self->url);
 
 		g_set_error(&error, SFL_ERROR, SFL_ERROR_TRANSIENT,
-			    "HTTP transfer failed after %" G_GUINT64_FORMAT " body bytes: %s%s%s",
-			    self->body_bytes, curl_easy_strerror(self->code),
+			    "HTTP transfer from %s failed after %" G_GUINT64_FORMAT
+			    " body bytes: %s%s%s",
+			    endpoint, self->body_bytes, curl_easy_strerror(self->code),
 			    detail[0] != '\0' ? ": " : "", detail);
 	}
 	self->dispatching++;
@@ -278,7 +280,6 @@ sfl_http_stream_new(SflCurlLoop *loop, const gchar *url, const gchar *const *hea
 gboolean
 sfl_http_stream_start(SflHttpStream *self, GError **error)
 {
-	const gchar *ca_file = NULL;
 	CURLcode rc = CURLE_OK;
 
 	g_return_val_if_fail(self != NULL, FALSE);
@@ -290,15 +291,11 @@ sfl_http_stream_start(SflHttpStream *self, GError **error)
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INTERNAL, "cannot create a curl handle");
 		return FALSE;
 	}
-	ca_file = sfl_curl_loop_get_ca_file(self->loop);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_URL, self->url);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	rc |= curl_easy_setopt(self->easy, CURLOPT_NOSIGNAL, 1L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_USERAGENT, "sf2loki/" PACKAGE_VERSION);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (ca_file != NULL)
-		rc |= curl_easy_setopt(self->easy, CURLOPT_CAINFO, ca_file);
+	rc |= sfl_curl_loop_apply_trust(self->loop, self->easy);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTPGET, 1L);
 	/*

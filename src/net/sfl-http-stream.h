@@ -14,7 +14,9 @@ G_BEGIN_DECLS
  * SflHttpStream: one streamed HTTP GET on an SflCurlLoop, for bodies too large to hold (ELF
  * CSVs of 100 MB and more).
  *
- * - TLS verification on (the loop's CA bundle); no redirects; connect timeout 10 s.
+ * - TLS verification on (the loop's default trust); proxies from the environment; no
+ *   redirects; connect timeout 10 s.
+ * - A transport failure names the peer's host:port, never the URL.
  * - No whole-request deadline: a transfer that moves fewer than 1 byte/s for
  *   %SFL_HTTP_STREAM_LOW_SPEED_SEC fails with a timeout. curl (7.68 and later) skips that
  *   check while the transfer is paused, so time spent paused by the consumer never counts.

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "sfl-http.h"
+#include "sfl-http-private.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +50,36 @@ sfl_http_parse_date(const gchar *value)
 	return g_date_time_to_unix(dt) * G_USEC_PER_SEC;
 }
 
+/**
+ * sfl_http_url_endpoint:
+ * @url: an http(s) URL, perhaps with credentials in it
+ *
+ * Names a peer in an error without its credentials or path: userinfo, query and fragment may
+ * all hold secrets (sink.loki.url may carry a user and token).
+ *
+ * Returns: (transfer full): "host:port" (the scheme's port when the URL has none; an IPv6
+ *   host in brackets), or "(unparsable URL)"
+ */
+gchar *
+sfl_http_url_endpoint(const gchar *url)
+{
+	g_autoptr(GUri) uri = NULL;
+	const gchar *host = NULL;
+	gint port = -1;
+
+	g_return_val_if_fail(url != NULL, NULL);
+	uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
+	if (uri == NULL || g_uri_get_host(uri) == NULL)
+		return g_strdup("(unparsable URL)");
+	host = g_uri_get_host(uri);
+	port = g_uri_get_port(uri);
+	if (port < 0)
+		port = g_ascii_strcasecmp(g_uri_get_scheme(uri), "https") == 0 ? 443 : 80;
+	if (strchr(host, ':') != NULL)
+		return g_strdup_printf("[%s]:%d", host, port);
+	return g_strdup_printf("%s:%d", host, port);
+}
+
 struct _SflHttpResponse {
 	guint status;
 	GPtrArray *headers; /* "Name: value", of the last response only */
@@ -65,6 +96,7 @@ typedef struct {
 	SflHttpResponse *response;
 	GByteArray *response_body;
 	gsize max_body;
+	gchar *endpoint; /* host:port, for errors: never the URL, which may hold credentials */
 	gchar errbuf[CURL_ERROR_SIZE];
 } SflHttpRequest;
 
@@ -81,6 +113,7 @@ sfl_http_request_free(SflHttpRequest *req)
 	g_clear_pointer(&req->response, sfl_http_response_free);
 	g_clear_pointer(&req->response_body, g_byte_array_unref);
 	g_clear_object(&req->loop);
+	g_free(req->endpoint);
 	g_free(req);
 }
 
@@ -191,27 +224,75 @@ sfl_http_check_status_line(SflHttpRequest *req, const gchar *line)
 		(void)curl_easy_setopt(req->easy, CURLOPT_FORBID_REUSE, 1L);
 }
 
-static size_t
-sfl_http_header_cb(char *data, size_t size, size_t nmemb, void *user_data)
+/* keeps one header line as curl hands it over; returns TRUE for a status line */
+static gboolean
+sfl_http_response_add_header(SflHttpResponse *self, const gchar *data, gsize len)
 {
-	SflHttpRequest *req = user_data;
-	gsize len = size * nmemb;
 	g_autofree gchar *line = g_strndup(data, len);
 	gchar *colon = NULL;
 
 	g_strchomp(line);
 	/* a new status line (interim 1xx response) starts a new header set */
 	if (g_str_has_prefix(line, "HTTP/")) {
-		g_ptr_array_set_size(req->response->headers, 0);
-		sfl_http_check_status_line(req, line);
-		return len;
+		g_ptr_array_set_size(self->headers, 0);
+		return TRUE;
 	}
 	colon = strchr(line, ':');
 	if (colon == NULL || colon == line)
-		return len;
+		return FALSE;
 	g_strchug(colon + 1);
-	g_ptr_array_add(req->response->headers, g_steal_pointer(&line));
+	g_ptr_array_add(self->headers, g_steal_pointer(&line));
+	return FALSE;
+}
+
+static size_t
+sfl_http_header_cb(char *data, size_t size, size_t nmemb, void *user_data)
+{
+	SflHttpRequest *req = user_data;
+	gsize len = size * nmemb;
+
+	if (sfl_http_response_add_header(req->response, data, len)) {
+		g_autofree gchar *line = g_strndup(data, len);
+
+		sfl_http_check_status_line(req, line);
+	}
 	return len;
+}
+
+/**
+ * sfl_http_response_new_parsed:
+ * @status: the HTTP status
+ * @header_block: the header lines as the peer sent them, status line included, each ending
+ *   in a newline (the last one need not)
+ * @len: the length of @header_block
+ * @body: the body
+ * @truncated: whether @body was cut at a cap
+ *
+ * A response built the way a transfer builds one, line by line through the same header
+ * handling, without a transfer: for tests and fuzz targets (sfl-http-private.h).
+ *
+ * Returns: (transfer full): the response
+ */
+SflHttpResponse *
+sfl_http_response_new_parsed(guint status, const gchar *header_block, gsize len, GBytes *body,
+			     gboolean truncated)
+{
+	SflHttpResponse *self = NULL;
+	gsize from = 0;
+
+	g_return_val_if_fail(body != NULL, NULL);
+	self = g_new0(SflHttpResponse, 1);
+	self->status = status;
+	self->headers = g_ptr_array_new_with_free_func(g_free);
+	for (gsize i = 0; i < len; i++) {
+		if (header_block[i] == '\n' || i + 1 == len) {
+			(void)sfl_http_response_add_header(self, header_block + from, i + 1 - from);
+			from = i + 1;
+		}
+	}
+	self->body = g_bytes_ref(body);
+	self->truncated = truncated;
+	return self;
 }
 
 static void
@@ -226,8 +307,9 @@ sfl_http_done_cb(CURL *easy, CURLcode code, gpointer user_data)
 		g_autofree gchar *detail = sfl_redact(req->errbuf[0] != '\0' ? req->errbuf : "");
 
 		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
-					"HTTP transfer failed: %s%s%s", curl_easy_strerror(code),
-					detail[0] != '\0' ? ": " : "", detail);
+					"HTTP transfer to %s failed: %s%s%s", req->endpoint,
+					curl_easy_strerror(code), detail[0] != '\0' ? ": " : "",
+					detail);
 		return;
 	}
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
@@ -284,17 +366,17 @@ sfl_http_set_tls(SflHttpRequest *req, const SflHttpTls *tls)
 	CURL *easy = req->easy;
 	CURLcode rc = CURLE_OK;
 
-	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	rc |= curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (tls == NULL) {
-		const gchar *ca_file = sfl_curl_loop_get_ca_file(req->loop);
-
-		if (ca_file != NULL)
-			rc |= curl_easy_setopt(easy, CURLOPT_CAINFO, ca_file);
+	rc |= sfl_curl_loop_apply_trust(req->loop, easy);
+	if (tls == NULL)
 		return rc;
+	if (tls->ca_pem != NULL || tls->ca_file != NULL) {
+		/* the client's own CA is all it trusts: not the system directory as well */
+		rc |= sfl_http_set_tls_item(easy, CURLOPT_CAINFO_BLOB, tls->ca_pem, CURLOPT_CAINFO,
+					    tls->ca_file);
+		rc |= curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+		/* nor the Windows store that sfl_curl_loop_apply_trust() may have added */
+		rc |= curl_easy_setopt(easy, CURLOPT_SSL_OPTIONS, 0L);
 	}
-	rc |= sfl_http_set_tls_item(easy, CURLOPT_CAINFO_BLOB, tls->ca_pem, CURLOPT_CAINFO,
-				    tls->ca_file);
 	rc |= sfl_http_set_tls_item(easy, CURLOPT_SSLCERT_BLOB, tls->cert_pem, CURLOPT_SSLCERT,
 				    tls->cert_file);
 	rc |= sfl_http_set_tls_item(easy, CURLOPT_SSLKEY_BLOB, tls->key_pem, CURLOPT_SSLKEY,
@@ -367,6 +449,7 @@ sfl_http_request_start(SflCurlLoop *loop, const gchar *method, const gchar *url,
 	req->loop = g_object_ref(loop);
 	req->body = body != NULL ? g_bytes_ref(body) : NULL;
 	req->max_body = options->max_body > 0 ? options->max_body : SFL_HTTP_MAX_BODY;
+	req->endpoint = sfl_http_url_endpoint(url);
 
 	req->response = g_new0(SflHttpResponse, 1);
 	req->response->headers = g_ptr_array_new_with_free_func(g_free);

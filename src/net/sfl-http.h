@@ -12,12 +12,15 @@ G_BEGIN_DECLS
 
 /*
  * One asynchronous HTTP request on an SflCurlLoop. Connections are reused through the loop's
- * shared multi handle; TLS peer and host verification are always on (the loop's CA bundle, or
- * the system store); no redirects are followed; the User-Agent is sf2loki/<version>.
+ * shared multi handle; TLS peer and host verification are always on (the request's own CA, else
+ * the loop's default trust: SSL_CERT_FILE / SSL_CERT_DIR over the system store); proxies come
+ * from the environment (curl reads HTTPS_PROXY and NO_PROXY); no redirects are followed; the
+ * User-Agent is sf2loki/<version>.
  *
- * A transport failure finishes with SFL_ERROR_TRANSIENT and curl's description; any HTTP
- * status, 4xx and 5xx included, is a response. A 5xx response or a transport failure (reset,
- * timeout) closes its connection instead of returning it to the pool, so a retry connects anew.
+ * A transport failure finishes with SFL_ERROR_TRANSIENT, the peer's host:port and curl's
+ * description (never the URL, which may hold credentials); any HTTP status, 4xx and 5xx
+ * included, is a response. A 5xx response or a transport failure (reset, timeout) closes its
+ * connection instead of returning it to the pool, so a retry connects anew.
  * Cancellation finishes with G_IO_ERROR_CANCELLED. The body kept is bounded by SFL_HTTP_MAX_BODY.
  *
  * Threading: the loop's thread.
@@ -32,9 +35,10 @@ typedef struct _SflHttpResponse SflHttpResponse;
 
 /*
  * TLS material for one request, for peers with their own trust (a Kubernetes API server's
- * cluster CA, client certificates). Each item is a file or PEM in memory; the PEM wins when
- * both are set. Given at all, the CA here replaces the loop's CA bundle: with neither
- * @ca_file nor @ca_pem the system store is used. Only read while the request is started.
+ * cluster CA, Loki's sink.loki.ca_file, client certificates). Each item is a file or PEM in
+ * memory; the PEM wins when both are set. Given at all, the CA here is the only one trusted
+ * (neither SSL_CERT_FILE/SSL_CERT_DIR nor the system store); with neither @ca_file nor @ca_pem
+ * the loop's default trust is used. Only read while the request is started.
  */
 typedef struct {
 	const gchar *ca_file;
@@ -51,7 +55,7 @@ typedef struct {
 	guint connect_timeout_ms; /* 0: curl's default */
 	gsize max_body;		  /* 0: SFL_HTTP_MAX_BODY */
 	gboolean https_only;   /* refuse plain http (a bearer token must never travel in clear) */
-	const SflHttpTls *tls; /* NULL: the loop's CA bundle, no client certificate */
+	const SflHttpTls *tls; /* NULL: the loop's default trust, no client certificate */
 } SflHttpOptions;
 
 void
@@ -69,6 +73,8 @@ void sfl_http_request_full_async(SflCurlLoop *loop, const gchar *method, const g
 				 GAsyncReadyCallback callback, gpointer user_data);
 SflHttpResponse *
 sfl_http_request_finish(GAsyncResult *result, GError **error) G_GNUC_WARN_UNUSED_RESULT;
+
+gchar *sfl_http_url_endpoint(const gchar *url) G_GNUC_WARN_UNUSED_RESULT;
 
 /* an IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") as Unix microseconds; -1 otherwise */
 gint64 sfl_http_parse_date(const gchar *value);

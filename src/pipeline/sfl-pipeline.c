@@ -98,6 +98,10 @@ struct _SflLaneState {
 	gint64 failing_since;
 	guint64 failed_pushes;	  /* retried pushes in the current failing streak */
 	gint64 failure_logged_at; /* monotonic, the last streak summary */
+	/* commits failing since (monotonic; 0: the last commit landed), as for pushes */
+	gint64 commit_failing_since;
+	guint64 failed_commits;
+	gint64 commit_failure_logged_at;
 };
 
 struct _SflPipeline {
@@ -122,14 +126,15 @@ struct _SflPipeline {
 	SflMetrics *metrics;
 	SflSeries *push_success;
 	SflSeries *push_retried;
-	SflSeries *dropped_bad_request;
-	SflSeries *dropped_oversized;
-	SflSeries *dropped_other;
-	SflSeries *dropped_budget;
+	/* sf2loki_loki_entries_dropped{reason, source, event_type, org} */
+	SflMetricFamily *dropped;
 	SflSeries *last_success;
 	SflSeries *push_duration;
 	SflSeries *bytes_pushed;
-	SflMetricFamily *truncated; /* sf2loki_lines_truncated{source} */
+	SflMetricFamily *truncated;	  /* sf2loki_lines_truncated{source} */
+	SflMetricFamily *commit_failures; /* sf2loki_checkpoint_commit_failures{store,reason} */
+	gchar *store_kind;		  /* the store label: file, s3, gcs, memory */
+	gchar *store_desc;		  /* "the file store /var/lib/…", for logs */
 };
 
 G_DEFINE_TYPE(SflPipeline, sfl_pipeline, G_TYPE_OBJECT)
@@ -326,6 +331,99 @@ typedef struct {
 	SflLaneState *lane;
 } SflCommitOp;
 
+/* how often a failing lane repeats its summary line */
+#define SFL_PIPELINE_FAILURE_LOG_USEC (60 * G_USEC_PER_SEC)
+
+/*
+ * The reason label of a failed commit, from the error code alone (messages are for people):
+ * conflict, fenced, corrupt, permission (access refused), io (the file system failed), transient
+ * (a bucket service unreachable, overloaded or throttling) or other.
+ */
+static const gchar *
+sfl_pipeline_commit_failure_reason(SflPipeline *self, const GError *error)
+{
+	if (error->domain != SFL_ERROR)
+		return "other";
+	switch ((SflError)error->code) {
+	case SFL_ERROR_FENCED:
+		return "fenced";
+	case SFL_ERROR_CONFLICT:
+		return "conflict";
+	case SFL_ERROR_CORRUPT:
+		return "corrupt";
+	case SFL_ERROR_AUTH:
+		return "permission";
+	case SFL_ERROR_TRANSIENT:
+		/* the same code means a failing disk for the file store, a network hiccup else */
+		return g_strcmp0(self->store_kind, "file") == 0 ? "io" : "transient";
+	case SFL_ERROR_THROTTLED:
+		return "transient";
+	case SFL_ERROR_INVALID_CONFIG:
+	case SFL_ERROR_REJECTED:
+	case SFL_ERROR_NOT_FOUND:
+	case SFL_ERROR_INTERNAL:
+	default:
+		return "other";
+	}
+}
+
+static void
+sfl_pipeline_count_commit_failure(SflPipeline *self, const gchar *reason)
+{
+	if (self->commit_failures == NULL)
+		return;
+	sfl_series_inc(sfl_metric_family_series(self->commit_failures,
+						(const gchar *[]){ self->store_kind, reason }));
+}
+
+/* a commit to retry: the first of a streak is a WARNING, then one summary a minute */
+static void
+sfl_lane_commit_failed(SflLaneState *lane, const gchar *reason, const GError *error)
+{
+	SflPipeline *self = lane->pipeline;
+	gint64 now = sfl_clock_monotonic_usec(self->clock);
+
+	lane->failed_commits++;
+	if (lane->commit_failing_since == 0) {
+		lane->commit_failing_since = now;
+		lane->commit_failure_logged_at = now;
+		g_warning("%s lane: checkpoint commit to %s failed (%s), retrying with backoff; "
+			  "the data reached Loki and the checkpoint is kept: %s",
+			  sfl_lane_to_string(lane->lane), self->store_desc, reason, error->message);
+		return;
+	}
+	if (now - lane->commit_failure_logged_at < SFL_PIPELINE_FAILURE_LOG_USEC) {
+		g_debug("%s lane: checkpoint commit failed again, retrying: %s",
+			sfl_lane_to_string(lane->lane), error->message);
+		return;
+	}
+	lane->commit_failure_logged_at = now;
+	g_warning("%s lane: checkpoint commits to %s still failing after %" G_GINT64_FORMAT
+		  " s (%" G_GUINT64_FORMAT " failures; last: %s: %s)",
+		  sfl_lane_to_string(lane->lane), self->store_desc,
+		  (now - lane->commit_failing_since) / G_USEC_PER_SEC, lane->failed_commits, reason,
+		  error->message);
+}
+
+/* a commit landed, or the lane will not commit any more: the streak is over */
+static void
+sfl_lane_commit_settled(SflLaneState *lane, gboolean landed)
+{
+	SflPipeline *self = lane->pipeline;
+
+	if (lane->commit_failing_since == 0)
+		return;
+	if (landed)
+		g_message("%s lane: checkpoint commits to %s recovered after %" G_GINT64_FORMAT
+			  " s and %" G_GUINT64_FORMAT " failures",
+			  sfl_lane_to_string(lane->lane), self->store_desc,
+			  (sfl_clock_monotonic_usec(self->clock) - lane->commit_failing_since) /
+				  G_USEC_PER_SEC,
+			  lane->failed_commits);
+	lane->commit_failing_since = 0;
+	lane->failed_commits = 0;
+}
+
 static gboolean
 sfl_lane_commit_timer_cb(gpointer user_data)
 {
@@ -349,6 +447,8 @@ sfl_lane_stop(SflLaneState *lane, const GError *error, gboolean fenced)
 	if (fenced) {
 		/* a newer leader owns the store: nothing of ours may be written any more */
 		lane->fenced = TRUE;
+		/* a demotion, not a degradation: no commit is failing once none is attempted */
+		sfl_lane_commit_settled(lane, FALSE);
 		if (lane->delivery != NULL)
 			sfl_delivery_abandon(lane->delivery);
 		sfl_clear_source(&lane->commit_timer);
@@ -367,11 +467,13 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	g_autoptr(SflPipeline) self = op->pipeline;
 	SflLaneState *lane = op->lane;
 	g_autoptr(GError) error = NULL;
+	const gchar *reason = NULL;
 
 	g_free(op);
 	lane->commit_in_flight = FALSE;
 	if (sfl_checkpoint_store_commit_many_finish(SFL_CHECKPOINT_STORE(source), result, &error)) {
 		self->counters.commits++;
+		sfl_lane_commit_settled(lane, TRUE);
 		if (self->callbacks.committed != NULL)
 			self->callbacks.committed(self, lane->commit_doc, self->callbacks_data);
 		lane->commit_attempt = 0;
@@ -380,6 +482,8 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		sfl_pipeline_check_stopped(self);
 		return;
 	}
+	reason = sfl_pipeline_commit_failure_reason(self, error);
+	sfl_pipeline_count_commit_failure(self, reason);
 	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_FENCED)) {
 		sfl_lane_stop(lane, error, TRUE);
 		sfl_pipeline_check_stopped(self);
@@ -395,13 +499,7 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	}
 	/* the data was delivered: keep the checkpoint, retry it merged with anything newer */
 	self->counters.commit_retries++;
-	/* the first failure of a streak is worth a WARNING; its retries are not */
-	if (lane->commit_attempt == 0)
-		g_warning("%s lane: checkpoint commit failed, retrying with backoff: %s",
-			  sfl_lane_to_string(lane->lane), error->message);
-	else
-		g_debug("%s lane: checkpoint commit failed again, retrying: %s",
-			sfl_lane_to_string(lane->lane), error->message);
+	sfl_lane_commit_failed(lane, reason, error);
 	lane->commit_timer = sfl_pipeline_timer_new(
 		self, sfl_pipeline_backoff_usec(self->rand, lane->commit_attempt++, -1),
 		sfl_lane_commit_timer_cb, lane);
@@ -509,23 +607,42 @@ sfl_delivery_retry_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-static void
-sfl_delivery_count_drop(SflPipeline *self, const gchar *reason)
+/*
+ * The drop series of an entry: attributed to its stream (SFL-0061), so a drop alert can say
+ * which source, type and org lost data. org is empty (no label, to Prometheus) without one.
+ */
+static SflSeries *
+sfl_pipeline_drop_series(SflPipeline *self, const gchar *reason, const SflEntry *entry)
 {
-	SflSeries *series = NULL;
+	const gchar *source = NULL;
+	const gchar *event_type = NULL;
+	const gchar *org = NULL;
 
+	if (self->dropped == NULL)
+		return NULL;
+	if (entry->labels != NULL) {
+		source = sfl_labels_lookup(entry->labels, "source");
+		event_type = sfl_labels_lookup(entry->labels, "event_type");
+		org = sfl_labels_lookup(entry->labels, "org");
+	}
+	return sfl_metric_family_series(
+		self->dropped, (const gchar *[]){ reason, source != NULL ? source : "unknown",
+						  event_type != NULL ? event_type : "unknown",
+						  org != NULL ? org : "" });
+}
+
+static void
+sfl_delivery_count_drop(SflPipeline *self, const gchar *reason, const SflEntry *entry)
+{
 	if (g_strcmp0(reason, "bad_request") == 0) {
 		self->counters.dropped_bad_request++;
-		series = self->dropped_bad_request;
 	} else if (g_strcmp0(reason, "oversized_413") == 0) {
 		self->counters.dropped_oversized_413++;
-		series = self->dropped_oversized;
 	} else {
 		self->counters.dropped_other++;
-		series = self->dropped_other;
+		reason = "permanent";
 	}
-	if (series != NULL)
-		sfl_series_inc(series);
+	sfl_series_inc(sfl_pipeline_drop_series(self, reason, entry));
 }
 
 /**
@@ -561,13 +678,13 @@ sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
 	static const gdouble push_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 					       0.5,   1,    2.5,   5,	 10 };
 	const gchar *outcome[] = { "outcome", NULL };
-	const gchar *reason[] = { "reason", NULL };
+	const gchar *dropped_labels[] = { "reason", "source", "event_type", "org", NULL };
 	SflMetricFamily *push = NULL;
-	SflMetricFamily *dropped = NULL;
 	SflMetricFamily *last = NULL;
 
 	g_return_if_fail(SFL_IS_PIPELINE(self));
 	g_clear_pointer(&self->metrics, sfl_metrics_unref);
+	self->dropped = NULL;
 	if (metrics == NULL)
 		return;
 	self->metrics = sfl_metrics_ref(metrics);
@@ -585,23 +702,59 @@ sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics)
 	self->truncated = sfl_metrics_counter(metrics, "sf2loki_lines_truncated",
 					      "Lines cut to sink.loki.batch.max_line_bytes.",
 					      (const gchar *[]){ "source", NULL });
-	dropped = sfl_metrics_counter(metrics, "sf2loki_loki_entries_dropped",
-				      "Entries Loki rejected for good, by reason.", reason);
+	self->dropped = sfl_metrics_counter(
+		metrics, "sf2loki_loki_entries_dropped",
+		"Entries dropped for good, by reason and by the stream they belonged to.",
+		dropped_labels);
 	last = sfl_metrics_gauge(metrics, "sf2loki_last_push_success_timestamp_seconds",
 				 "Unix time of the last accepted push.", NULL);
 	self->push_success = sfl_metric_family_series(push, (const gchar *[]){ "success" });
 	self->push_retried = sfl_metric_family_series(push, (const gchar *[]){ "retried" });
-	self->dropped_bad_request =
-		sfl_metric_family_series(dropped, (const gchar *[]){ "bad_request" });
-	self->dropped_oversized =
-		sfl_metric_family_series(dropped, (const gchar *[]){ "oversized_413" });
-	self->dropped_other = sfl_metric_family_series(dropped, (const gchar *[]){ "permanent" });
-	self->dropped_budget = sfl_metric_family_series(dropped, (const gchar *[]){ "budget" });
 	self->last_success = sfl_metric_family_series(last, NULL);
+	self->commit_failures = sfl_metrics_counter(metrics, "sf2loki_checkpoint_commit_failures",
+						    "Checkpoint commits that failed, by store and "
+						    "reason; each is retried unless fenced.",
+						    (const gchar *[]){ "store", "reason", NULL });
 }
 
-/* how often a failing lane repeats its summary line */
-#define SFL_PIPELINE_FAILURE_LOG_USEC (60 * G_USEC_PER_SEC)
+/**
+ * sfl_pipeline_set_store_label:
+ * @self: a pipeline
+ * @kind: the store's kind: `file`, `s3`, `gcs` or `memory` (the metrics label)
+ * @location: (nullable): where it keeps the document (a path, `s3://bucket/key`), for logs
+ */
+void
+sfl_pipeline_set_store_label(SflPipeline *self, const gchar *kind, const gchar *location)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_return_if_fail(kind != NULL);
+	g_free(self->store_kind);
+	g_free(self->store_desc);
+	self->store_kind = g_strdup(kind);
+	self->store_desc = location != NULL ? g_strdup_printf("the %s store %s", kind, location)
+					    : g_strdup_printf("the %s store", kind);
+}
+
+/**
+ * sfl_pipeline_get_commit_failing_since:
+ * @self: a pipeline
+ *
+ * Returns: the monotonic time since which the earliest failing lane's checkpoint commits have
+ * failed continuously (fenced commits excluded: they demote), or 0 when none is failing
+ */
+gint64
+sfl_pipeline_get_commit_failing_since(SflPipeline *self)
+{
+	gint64 since = 0;
+
+	g_return_val_if_fail(SFL_IS_PIPELINE(self), 0);
+	for (guint i = 0; i < SFL_LANE_COUNT; i++) {
+		gint64 t = self->lanes[i].commit_failing_since;
+		if (t != 0 && (since == 0 || t < since))
+			since = t;
+	}
+	return since;
+}
 
 /* a retried push: the first of a streak is a WARNING, then one summary a minute */
 static void
@@ -733,7 +886,9 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		if (part.len == 1) {
 			/* a permanent drop ends a failing streak, as in original §6.5 */
 			sfl_lane_push_settled(lane);
-			sfl_delivery_count_drop(self, result->reason);
+			sfl_delivery_count_drop(
+				self, result->reason,
+				((SflItem *)g_ptr_array_index(delivery->items, part.start))->entry);
 			g_warning("%s lane: dropped one entry the sink rejected (%s)",
 				  sfl_lane_to_string(lane->lane),
 				  result->reason != NULL ? result->reason : "rejected");
@@ -835,8 +990,20 @@ sfl_delivery_admitted_cb(GObject *source, GAsyncResult *result, gpointer user_da
 
 		/* like a permanent rejection: counted, and the checkpoints move past it */
 		self->counters.dropped_budget += n;
-		if (self->dropped_budget != NULL)
-			sfl_series_add(self->dropped_budget, (gdouble)n);
+		for (guint i = 0; self->dropped != NULL && i < n;) {
+			const SflEntry *first =
+				((SflItem *)g_ptr_array_index(delivery->items, i))->entry;
+			guint run = 1;
+
+			/* a batch is mostly runs of one interned label set: one lookup per run */
+			while (i + run < n &&
+			       ((SflItem *)g_ptr_array_index(delivery->items, i + run))
+					       ->entry->labels == first->labels)
+				run++;
+			sfl_series_add(sfl_pipeline_drop_series(self, "budget", first),
+				       (gdouble)run);
+			i += run;
+		}
 		sfl_lane_dispose(lane, delivery->items, 0, n);
 		sfl_delivery_finish(delivery);
 		break;
@@ -1177,6 +1344,8 @@ sfl_pipeline_finalize(GObject *object)
 	g_clear_pointer(&self->rand, g_rand_free);
 	g_clear_pointer(&self->metrics, sfl_metrics_unref);
 	g_clear_object(&self->egress);
+	g_free(self->store_kind);
+	g_free(self->store_desc);
 	G_OBJECT_CLASS(sfl_pipeline_parent_class)->finalize(object);
 }
 
@@ -1196,6 +1365,8 @@ sfl_pipeline_init(SflPipeline *self)
 		sfl_lane_init(&self->lanes[i], self, (SflLane)i);
 	self->rand = g_rand_new();
 	self->context = g_main_context_ref_thread_default();
+	self->store_kind = g_strdup("unknown");
+	self->store_desc = g_strdup("the checkpoint store");
 }
 
 /**

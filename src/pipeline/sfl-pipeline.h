@@ -39,7 +39,10 @@ G_BEGIN_DECLS
  *  - Commit: a key's checkpoint is committed only once every earlier entry of that key (FIFO
  *    order) was accepted or deliberately dropped; one commit_many per disposed batch or
  *    bisected part, last value per key. A FENCED commit calls the fenced callback and stops
- *    the lane; other commit errors are retried with backoff.
+ *    the lane; other commit errors are retried with backoff. Every failed commit is counted
+ *    by store and reason (sf2loki_checkpoint_commit_failures); a streak of them is logged
+ *    like a push streak (the first, one summary a minute, the recovery) and reported by
+ *    sfl_pipeline_get_commit_failing_since().
  *  - Egress (optional, sfl_pipeline_set_egress()): each batch is admitted once by the shared
  *    governor before its first push (rate caps, daily byte budget); a batch the budget refuses
  *    in drop mode is dropped (reason "budget") and its checkpoints commit; after a push Loki
@@ -112,8 +115,9 @@ SflPipeline *sfl_pipeline_new(const SflLokiBatchConfig *config, SflSink *sink,
 			      SflCheckpointStore *store, SflClock *clock) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *callbacks,
 				gpointer user_data);
-/* records sf2loki_loki_push, sf2loki_loki_entries_dropped and
- * sf2loki_last_push_success_timestamp_seconds in @metrics from now on */
+/* records sf2loki_loki_push, sf2loki_loki_entries_dropped,
+ * sf2loki_last_push_success_timestamp_seconds and sf2loki_checkpoint_commit_failures in
+ * @metrics from now on */
 void sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics);
 /* admits every batch through @egress from now on; call before the first offer */
 void sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress);
@@ -122,6 +126,10 @@ gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
 void sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters);
 /* monotonic time since which pushes have failed continuously (0: none failing) */
 gint64 sfl_pipeline_get_failing_since(SflPipeline *self);
+/* the store's metrics label (file, s3, gcs, memory) and, for logs, its path or URL */
+void sfl_pipeline_set_store_label(SflPipeline *self, const gchar *kind, const gchar *location);
+/* monotonic time since which checkpoint commits have failed continuously (0: none failing) */
+gint64 sfl_pipeline_get_commit_failing_since(SflPipeline *self);
 
 void sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *cancellable,
 			     GAsyncReadyCallback callback, gpointer user_data);

@@ -106,8 +106,10 @@ struct _SflAvroNode {
 	gboolean sizing;
 };
 
-/* a compound top-level field of a CDC event: the quoted "Parent.Child" names of its record */
+/* a compound top-level field of a CDC event: the "Parent.Child" names of its record, plain
+ * and quoted */
 typedef struct {
+	gchar **child_names;
 	gchar **child_json;
 	guint n_children;
 } SflAvroCompound;
@@ -117,7 +119,10 @@ struct _SflAvroSchema {
 	GPtrArray *nodes; /* every node, owned here; the graph may have cycles */
 	SflAvroNode *root;
 
-	/* CDC bitmaps index the root record's fields */
+	SflAvroSchemaFlags flags;
+
+	/* CDC bitmaps index the root record's fields; the plain names are the members' */
+	gchar **root_field_names;
 	gchar **root_field_json;
 	SflAvroCompound *compounds;
 	guint n_root_fields;
@@ -331,7 +336,8 @@ sfl_avro_compile_record(SflAvroSchema *self, avro_schema_t s, GHashTable *named,
 		sfl_avro_member_set(&node->members[i], fname, type, 0);
 		node->n_fields = node->n_members = (guint)i + 1;
 	}
-	if (g_strcmp0(node->name, "ChangeEventHeader") == 0)
+	if ((self->flags & SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE) != 0 &&
+	    g_strcmp0(node->name, "ChangeEventHeader") == 0)
 		sfl_avro_add_bitmap_members(node);
 	node->order = g_new(guint, node->n_members);
 	for (guint i = 0; i < node->n_members; i++)
@@ -467,7 +473,7 @@ sfl_avro_min_size(SflAvroNode *node)
 	return node->min_size;
 }
 
-/* the quoted names a CDC bitmap maps to: top-level fields, and the fields of compound ones */
+/* the names a CDC bitmap maps to: top-level fields, and the fields of compound ones */
 static void
 sfl_avro_index_root(SflAvroSchema *self)
 {
@@ -476,12 +482,14 @@ sfl_avro_index_root(SflAvroSchema *self)
 	if (root->kind != SFL_AVRO_RECORD)
 		return;
 	self->n_root_fields = root->n_fields;
+	self->root_field_names = g_new0(gchar *, root->n_fields);
 	self->root_field_json = g_new0(gchar *, root->n_fields);
 	self->compounds = g_new0(SflAvroCompound, root->n_fields);
 	for (guint i = 0; i < root->n_fields; i++) {
 		const SflAvroMember *m = &root->members[i];
 		const SflAvroNode *type = m->type;
 
+		self->root_field_names[i] = m->name;
 		self->root_field_json[i] = sfl_avro_json_string(m->name, NULL);
 		/* [null, X], [string, X] and [null, string, X] all stand for X */
 		if (type->kind == SFL_AVRO_UNION) {
@@ -496,24 +504,26 @@ sfl_avro_index_root(SflAvroSchema *self)
 		if (type == NULL || type->kind != SFL_AVRO_RECORD)
 			continue;
 		self->compounds[i].n_children = type->n_fields;
+		self->compounds[i].child_names = g_new0(gchar *, type->n_fields);
 		self->compounds[i].child_json = g_new0(gchar *, type->n_fields);
 		for (guint c = 0; c < type->n_fields; c++) {
-			g_autofree gchar *path =
-				g_strconcat(m->name, ".", type->members[c].name, NULL);
+			gchar *path = g_strconcat(m->name, ".", type->members[c].name, NULL);
+			self->compounds[i].child_names[c] = path;
 			self->compounds[i].child_json[c] = sfl_avro_json_string(path, NULL);
 		}
 	}
 }
 
 /**
- * sfl_avro_schema_new:
+ * sfl_avro_schema_new_full:
  * @schema_json: an Avro schema in its JSON form
+ * @flags: how its datums render
  * @error: where a parse failure goes (%SFL_ERROR_CORRUPT)
  *
  * Returns: (transfer full) (nullable): the compiled schema, or %NULL with @error set
  */
 SflAvroSchema *
-sfl_avro_schema_new(const gchar *schema_json, GError **error)
+sfl_avro_schema_new_full(const gchar *schema_json, SflAvroSchemaFlags flags, GError **error)
 {
 	g_autoptr(SflAvroSchema) self = NULL;
 	g_autoptr(GHashTable) named = NULL;
@@ -531,6 +541,7 @@ sfl_avro_schema_new(const gchar *schema_json, GError **error)
 	}
 	self = g_new0(SflAvroSchema, 1);
 	g_atomic_ref_count_init(&self->ref);
+	self->flags = flags;
 	self->nodes = g_ptr_array_new_with_free_func(sfl_avro_node_free);
 	named = g_hash_table_new(g_direct_hash, g_direct_equal);
 	self->root = sfl_avro_compile(self, parsed, named, 0, &compile_error);
@@ -547,6 +558,20 @@ sfl_avro_schema_new(const gchar *schema_json, GError **error)
 		sfl_avro_min_size(g_ptr_array_index(self->nodes, i));
 	sfl_avro_index_root(self);
 	return g_steal_pointer(&self);
+}
+
+/**
+ * sfl_avro_schema_new:
+ * @schema_json: an Avro schema in its JSON form
+ * @error: where a parse failure goes (%SFL_ERROR_CORRUPT)
+ *
+ * Returns: (transfer full) (nullable): the compiled schema rendering the original's line, or
+ *   %NULL with @error set
+ */
+SflAvroSchema *
+sfl_avro_schema_new(const gchar *schema_json, GError **error)
+{
+	return sfl_avro_schema_new_full(schema_json, SFL_AVRO_SCHEMA_DEFAULT, error);
 }
 
 /**
@@ -575,8 +600,11 @@ sfl_avro_schema_unref(SflAvroSchema *schema)
 		return;
 	if (schema->compounds != NULL) {
 		for (guint i = 0; i < schema->n_root_fields; i++) {
-			for (guint c = 0; c < schema->compounds[i].n_children; c++)
+			for (guint c = 0; c < schema->compounds[i].n_children; c++) {
+				g_free(schema->compounds[i].child_names[c]);
 				g_free(schema->compounds[i].child_json[c]);
+			}
+			g_free(schema->compounds[i].child_names);
 			g_free(schema->compounds[i].child_json);
 		}
 	}
@@ -586,6 +614,7 @@ sfl_avro_schema_unref(SflAvroSchema *schema)
 			g_free(schema->root_field_json[i]);
 	}
 	g_free(schema->root_field_json);
+	g_free(schema->root_field_names);
 	if (schema->nodes != NULL)
 		g_ptr_array_unref(schema->nodes);
 	g_free(schema);
@@ -814,26 +843,53 @@ sfl_avro_append_string(SflAvroReader *r, const guint8 *s, gsize len)
 }
 
 /*
- * bytes and fixed as standard base64 (issue 8): the original printed Python's repr, b'...',
- * which no JSON consumer can turn back into the bytes
+ * bytes and fixed as Python's str() of them, the b'...' literal json.dumps(default=str) puts
+ * in the original's line: single quotes unless the bytes hold a single quote and no double
+ * one, the quote in use and the backslash escaped, \t \n \r, \xNN for the rest outside
+ * printable ASCII. Replays must render identical bytes for Loki to collapse them, whichever
+ * implementation sent them.
  */
 static void
-sfl_avro_append_bytes_base64(GString *out, const guint8 *s, gsize len)
+sfl_avro_append_pybytes(GString *out, const guint8 *s, gsize len)
 {
-	g_autofree gchar *b64 = g_base64_encode(s, len);
-	g_string_append(out, b64);
+	gboolean squote = len > 0 && memchr(s, '\'', len) != NULL;
+	gboolean dquote = len > 0 && memchr(s, '"', len) != NULL;
+	gchar quote = squote && !dquote ? '"' : '\'';
+
+	g_string_append_c(out, 'b');
+	g_string_append_c(out, quote);
+	for (gsize i = 0; i < len; i++) {
+		guint8 c = s[i];
+
+		if (c == (guint8)quote || c == '\\') {
+			g_string_append_c(out, '\\');
+			g_string_append_c(out, (gchar)c);
+		} else if (c == '\t') {
+			g_string_append_len(out, "\\t", 2);
+		} else if (c == '\n') {
+			g_string_append_len(out, "\\n", 2);
+		} else if (c == '\r') {
+			g_string_append_len(out, "\\r", 2);
+		} else if (c < 0x20 || c >= 0x7f) {
+			gchar esc[4] = { '\\', 'x', sfl_avro_hex[c >> 4], sfl_avro_hex[c & 0xf] };
+			g_string_append_len(out, esc, 4);
+		} else {
+			g_string_append_c(out, (gchar)c);
+		}
+	}
+	g_string_append_c(out, quote);
 }
 
 /*
- * bytes and fixed in the line: the base64 text as a JSON string (its alphabet needs no
- * escaping; the loop below stays general). Uses the scratch buffer, which only record and map
- * assembly use otherwise, after their values are read.
+ * bytes and fixed in the line: the b'...' text as a JSON string; it is printable ASCII, so
+ * only its quotes and backslashes need escaping. Uses the scratch buffer, which only record
+ * and map assembly use otherwise, after their values are read.
  */
 static void
 sfl_avro_append_bytes(SflAvroReader *r, const guint8 *s, gsize len)
 {
 	g_string_truncate(r->scratch, 0);
-	sfl_avro_append_bytes_base64(r->scratch, s, len);
+	sfl_avro_append_pybytes(r->scratch, s, len);
 	g_string_append_c(r->out, '"');
 	for (gsize i = 0; i < r->scratch->len; i++) {
 		gchar c = r->scratch->str[i];
@@ -1023,10 +1079,13 @@ sfl_avro_read_map(SflAvroReader *r, const SflAvroNode *node)
 	return TRUE;
 }
 
-/* the names of the set bits of a hex number, lowest bit first; bits past @n_names name nothing */
+/*
+ * The names of the set bits of a hex number, lowest bit first, each after @sep but the first;
+ * bits past @n_names name nothing
+ */
 static void
-sfl_avro_append_bitmap_names(GString *out, const guint8 *hex, gsize len, gchar *const *names,
-			     guint n_names, gboolean *first)
+sfl_avro_append_bitmap_names(GString *out, const gchar *sep, const guint8 *hex, gsize len,
+			     gchar *const *names, guint n_names, gboolean *first)
 {
 	for (gsize k = 0; k < len; k++) {
 		guint8 c = hex[len - 1 - k];
@@ -1037,7 +1096,7 @@ sfl_avro_append_bitmap_names(GString *out, const guint8 *hex, gsize len, gchar *
 			if ((digit & (1u << bit)) == 0 || index >= n_names)
 				continue;
 			if (!*first)
-				g_string_append_len(out, ", ", 2);
+				g_string_append(out, sep);
 			*first = FALSE;
 			g_string_append(out, names[index]);
 		}
@@ -1060,20 +1119,23 @@ sfl_avro_all_hex(const guint8 *s, gsize len)
  * One CDC bitmap element: "0x<hex>" over the event's top-level fields, or "<pos>-0x<hex>" over
  * the fields of the compound top-level field at <pos> ("Parent.Child"). Bit i (the value's
  * 2^i, reading the hex as one big-endian number) names field i. Elements of any other shape,
- * and bits past the last field, name nothing.
+ * and bits past the last field, name nothing. @plain: the bare names, comma-separated (for
+ * structured metadata), else quoted JSON strings separated as json.dumps separates a list.
  */
 static void
-sfl_avro_append_bitmap(SflAvroReader *r, const guint8 *s, gsize len, gboolean *first)
+sfl_avro_append_bitmap(const SflAvroSchema *schema, gboolean plain, const guint8 *s, gsize len,
+		       GString *out, gboolean *first)
 {
-	const SflAvroSchema *schema = r->schema;
+	const gchar *sep = plain ? "," : ", ";
 	guint64 parent = 0;
 	gsize i = 0;
 
 	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		if (sfl_avro_all_hex(s + 2, len - 2))
-			sfl_avro_append_bitmap_names(r->out, s + 2, len - 2,
-						     schema->root_field_json, schema->n_root_fields,
-						     first);
+			sfl_avro_append_bitmap_names(out, sep, s + 2, len - 2,
+						     plain ? schema->root_field_names
+							   : schema->root_field_json,
+						     schema->n_root_fields, first);
 		return;
 	}
 	while (i < len && g_ascii_isdigit((gchar)s[i]) && parent <= G_MAXUINT32) {
@@ -1085,8 +1147,9 @@ sfl_avro_append_bitmap(SflAvroReader *r, const guint8 *s, gsize len, gboolean *f
 		return;
 	if (!sfl_avro_all_hex(s + i + 3, len - i - 3))
 		return;
-	sfl_avro_append_bitmap_names(r->out, s + i + 3, len - i - 3,
-				     schema->compounds[parent].child_json,
+	sfl_avro_append_bitmap_names(out, sep, s + i + 3, len - i - 3,
+				     plain ? schema->compounds[parent].child_names
+					   : schema->compounds[parent].child_json,
 				     schema->compounds[parent].n_children, first);
 }
 
@@ -1128,7 +1191,7 @@ sfl_avro_expand_bitmaps(SflAvroReader *r, const SflAvroNode *type, const guint8 
 			gsize len = 0;
 			if (!sfl_avro_read_length(&sub, "string", &len))
 				break;
-			sfl_avro_append_bitmap(r, sub.p, len, &first);
+			sfl_avro_append_bitmap(r->schema, FALSE, sub.p, len, r->out, &first);
 			sub.p += len;
 		}
 	}
@@ -1572,7 +1635,7 @@ sfl_avro_decode_field(SflAvroReader *r, const SflAvroMember *m, gpointer data)
 	case SFL_AVRO_BYTES:
 	case SFL_AVRO_FIXED:
 		g_string_truncate(r->scratch, 0);
-		sfl_avro_append_bytes_base64(r->scratch, v.s, v.len);
+		sfl_avro_append_pybytes(r->scratch, v.s, v.len);
 		sfl_record_add_string(
 			record, m->name,
 			sfl_record_intern(record, r->scratch->str, (gssize)r->scratch->len),
@@ -1670,4 +1733,37 @@ sfl_avro_decode_record(SflAvroSchema *schema, const guint8 *data, gsize len, Sfl
 	if (ok)
 		*holder = g_steal_pointer(&values);
 	return ok;
+}
+
+/**
+ * sfl_avro_schema_append_cdc_names:
+ * @schema: the writer schema of the CDC event
+ * @bitmaps: (nullable): the value of a ChangeEventHeader bitmap field as decoded (an array of
+ *   "0x<hex>" / "<pos>-0x<hex>" strings); anything else names nothing
+ * @out: where the names are appended, comma-separated
+ *
+ * The field names the bitmaps select, in the order sfl_avro_schema_new_full() with
+ * %SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE lists them in the line (wire-facts §1.9).
+ *
+ * Returns: %TRUE when at least one name was appended
+ */
+gboolean
+sfl_avro_schema_append_cdc_names(SflAvroSchema *schema, const json_t *bitmaps, GString *out)
+{
+	gboolean first = TRUE;
+	gsize i;
+	const json_t *element;
+
+	g_return_val_if_fail(schema != NULL, FALSE);
+	g_return_val_if_fail(out != NULL, FALSE);
+
+	if (!json_is_array(bitmaps))
+		return FALSE;
+	json_array_foreach (bitmaps, i, element) {
+		if (!json_is_string(element))
+			continue;
+		sfl_avro_append_bitmap(schema, TRUE, (const guint8 *)json_string_value(element),
+				       json_string_length(element), out, &first);
+	}
+	return !first;
 }

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "sfl-grpc.h"
+#include "sfl-grpc-private.h"
 
 #include <string.h>
 
@@ -306,21 +307,39 @@ sfl_grpc_call_parse(SflGrpcCall *self)
 	}
 }
 
-static size_t
-sfl_grpc_write_cb(char *data, size_t size, size_t nmemb, void *user_data)
+/**
+ * sfl_grpc_call_receive:
+ * @self: a call
+ * @data: a piece of the response body, as curl hands it over
+ * @len: its length
+ *
+ * Returns: @len, or 0 to abort the transfer (bad framing, or the call was freed)
+ */
+gsize
+sfl_grpc_call_receive(SflGrpcCall *self, const guint8 *data, gsize len)
 {
-	SflGrpcCall *self = user_data;
-	gsize len = size * nmemb;
-
 	if (self->dead)
 		return 0;
 	if (self->protocol_error != NULL)
 		return 0; /* aborts the transfer: the stream cannot be trusted any more */
-	g_byte_array_append(self->in, (const guint8 *)data, (guint)len);
+	g_byte_array_append(self->in, data, (guint)len);
 	self->dispatching++;
 	sfl_grpc_call_parse(self);
 	self->dispatching--;
 	return self->dead ? 0 : len;
+}
+
+/* the framing error that will end the call INTERNAL, or NULL */
+const gchar *
+sfl_grpc_call_get_protocol_error(SflGrpcCall *self)
+{
+	return self->protocol_error;
+}
+
+static size_t
+sfl_grpc_write_cb(char *data, size_t size, size_t nmemb, void *user_data)
+{
+	return sfl_grpc_call_receive(user_data, (const guint8 *)data, size * nmemb);
 }
 
 static void
@@ -410,12 +429,14 @@ sfl_grpc_call_done_cb(CURL *easy, CURLcode code, gpointer user_data)
 		status.message = g_strdup(self->grpc_message);
 	} else if (code != CURLE_OK) {
 		g_autofree gchar *detail = sfl_redact(self->errbuf);
+		g_autofree gchar *endpoint = sfl_http_url_endpoint(self->url);
+
 		status.code = SFL_GRPC_UNAVAILABLE;
 		status.transport = TRUE;
 		status.unanswered = self->http_status == 0 &&
 				    (code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR ||
 				     code == CURLE_SEND_ERROR);
-		status.message = g_strdup_printf("%s%s%s", curl_easy_strerror(code),
+		status.message = g_strdup_printf("%s: %s%s%s", endpoint, curl_easy_strerror(code),
 						 detail[0] != '\0' ? ": " : "", detail);
 	} else if (http != 0 && version != CURL_HTTP_VERSION_2_0) {
 		status.code = SFL_GRPC_UNAVAILABLE;
@@ -477,6 +498,8 @@ sfl_grpc_call_new(SflCurlLoop *loop, const gchar *base_url, const gchar *path,
 	/* curl adds these for a POST of unknown length over HTTP/1.1; never wanted here */
 	self->headers = curl_slist_append(self->headers, "Expect:");
 	self->headers = curl_slist_append(self->headers, "Accept:");
+	/* curl adds it when a half-closed call's body size is known (see start); gRPC has none */
+	self->headers = curl_slist_append(self->headers, "Content-Length:");
 	for (guint i = 0; metadata != NULL && metadata[i] != NULL; i++)
 		self->headers = curl_slist_append(self->headers, metadata[i]);
 	return self;
@@ -492,7 +515,6 @@ sfl_grpc_call_new(SflCurlLoop *loop, const gchar *base_url, const gchar *path,
 gboolean
 sfl_grpc_call_start(SflGrpcCall *self, GError **error)
 {
-	const gchar *ca_file = NULL;
 	CURLcode rc = CURLE_OK;
 
 	g_return_val_if_fail(self != NULL && !self->started, FALSE);
@@ -502,15 +524,17 @@ sfl_grpc_call_start(SflGrpcCall *self, GError **error)
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INTERNAL, "cannot create a curl handle");
 		return FALSE;
 	}
-	ca_file = sfl_curl_loop_get_ca_file(self->loop);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_URL, self->url);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	rc |= curl_easy_setopt(self->easy, CURLOPT_NOSIGNAL, 1L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_USERAGENT, "grpc-c-sf2loki/" PACKAGE_VERSION);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_SSL_VERIFYPEER, 1L);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (ca_file != NULL)
-		rc |= curl_easy_setopt(self->easy, CURLOPT_CAINFO, ca_file);
+	rc |= sfl_curl_loop_apply_trust(self->loop, self->easy);
+	/*
+	 * Through an HTTP proxy (HTTPS_PROXY, read by curl) the call always goes in a CONNECT
+	 * tunnel: HTTP/2 cannot be forwarded request by request, and an h2c endpoint would
+	 * otherwise be sent to the proxy as a plain-HTTP request. No effect without a proxy.
+	 */
+	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTP_VERSION,
 			       self->h2c ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
@@ -524,6 +548,17 @@ sfl_grpc_call_start(SflGrpcCall *self, GError **error)
 	rc |= curl_easy_setopt(self->easy, CURLOPT_POST, 1L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_READFUNCTION, sfl_grpc_read_cb);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_READDATA, self);
+	/*
+	 * Half-closed before the start (unary calls, the probe): with the size known, curl sets
+	 * END_STREAM on the last DATA frame (wire-facts §2.4). Otherwise it only learns of the
+	 * end from the read callback's next EOF, and a server that refuses the call at once
+	 * answers first: HEADERS with END_STREAM, then RST_STREAM NO_ERROR for our still open
+	 * side. curl 7.88 handles both in one read and drops the buffered header block, so the
+	 * Trailers-Only status turned into "Empty reply from server" (UNAVAILABLE).
+	 */
+	if (self->send_closed)
+		rc |= curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE,
+				       (curl_off_t)(self->out->len - self->out_off));
 	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, self->headers);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_ERRORBUFFER, self->errbuf);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_WRITEFUNCTION, sfl_grpc_write_cb);

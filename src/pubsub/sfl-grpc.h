@@ -20,7 +20,9 @@ G_BEGIN_DECLS
  * - The request side is a POST whose body is fed by a read callback: send() queues one
  *   length-prefixed message and unpauses the upload; with nothing queued the read callback
  *   pauses the upload. close_send() ends the request stream (END_STREAM) once the queue is
- *   written. curl offers at most 64 KiB per read call; frames are split across calls.
+ *   written; a call half-closed before start() (unary calls, the probe) tells curl the body's
+ *   size, so END_STREAM rides on the last DATA frame instead of coming after it. curl offers at
+ *   most 64 KiB per read call; frames are split across calls.
  * - Response messages are reassembled across curl's write chunks (a message may span many
  *   chunks, a chunk may hold many messages) and handed to @message in order, each whole.
  * - Status: grpc-status, grpc-message (percent-decoded) and Salesforce's `error-code` are

@@ -45,9 +45,10 @@ typedef struct {
 	SflLabels *labels;
 	gdouble sample;
 	gboolean loaded;
-	GBytes *position;  /* resume after this replay id; NULL: the preset */
-	gint preset;	   /* SflReplayPreset used when @position is NULL */
-	gboolean resuming; /* the current stream started with CUSTOM */
+	GBytes *position;     /* resume after this replay id; NULL: the preset */
+	gint64 position_usec; /* wall time the stream gave @position; 0: it came from the store */
+	gint preset;	      /* SflReplayPreset used when @position is NULL */
+	gboolean resuming;    /* the current stream started with CUSTOM */
 	SflGrpcCall *call;
 	SflGrpcCall *probe; /* the half-closed first request, see sfl_topic_probe() */
 	GSource *probe_timer;
@@ -299,8 +300,11 @@ sfl_pubsub_same_position(GBytes *position, const ProtobufCBinaryData *id)
 static void
 sfl_topic_set_position(SflTopic *t, const ProtobufCBinaryData *id)
 {
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(t->source));
+
 	g_clear_pointer(&t->position, g_bytes_unref);
 	t->position = g_bytes_new(id->data, id->len);
+	t->position_usec = sfl_clock_wall_usec(ctx->clock);
 }
 
 /* --- topics --------------------------------------------------------------------------------- */
@@ -441,6 +445,25 @@ sfl_topic_failed(SflTopic *t, gboolean error)
 	sfl_topic_schedule(t, delay);
 }
 
+/* how long ago the stream gave the position, for the operator judging a replay fallback */
+static gchar *
+sfl_topic_position_age(SflTopic *t)
+{
+	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(t->source));
+	gint64 age = 0;
+
+	if (t->position_usec == 0)
+		return g_strdup("its age is unknown: it was loaded from the checkpoint store, "
+				"which keeps no commit time");
+	age = MAX(sfl_clock_wall_usec(ctx->clock) - t->position_usec, 0) / G_USEC_PER_SEC;
+	if (age < 2 * 60)
+		return g_strdup_printf("last seen on the stream %" G_GINT64_FORMAT " s ago", age);
+	if (age < 2 * 3600)
+		return g_strdup_printf("last seen on the stream %" G_GINT64_FORMAT " min ago",
+				       age / 60);
+	return g_strdup_printf("last seen on the stream %.1f h ago", (gdouble)age / 3600);
+}
+
 /* how a Subscribe (or its probe) ended decides how the topic goes on */
 static void
 sfl_topic_handle_status(SflTopic *t, const SflGrpcStatus *status)
@@ -465,18 +488,26 @@ sfl_topic_handle_status(SflTopic *t, const SflGrpcStatus *status)
 		gboolean corrupted = lower == NULL || strstr(lower, "replayid.corrupted") != NULL;
 
 		if (corrupted) {
-			gint preset = self->config->replay_preset == SFL_REPLAY_CUSTOM
-					      ? SFL_REPLAY_EARLIEST
-					      : self->config->replay_preset;
+			g_autofree gchar *age = sfl_topic_position_age(t);
+
+			/*
+			 * EARLIEST whatever replay_preset says (original §2.1.6): it re-delivers at
+			 * most the retention window, LATEST would skip everything since the
+			 * stored position for good. replay_preset only picks where a topic with
+			 * no stored position starts.
+			 */
 			self->counters.replay_fallbacks++;
 			sfl_series_inc(t->m_fallbacks);
-			g_critical("pubsub %s: Salesforce refused the stored replay id (%s); "
-				   "resubscribing from %s: events between the stored position and "
-				   "that point may be lost or delivered again",
-				   t->name, what,
-				   sfl_config_enum_name("sources.pubsub.replay_preset", preset));
+			g_critical(
+				"pubsub %s: Salesforce refused the replay id to resume from (%s); "
+				"it is expired or corrupt (%s). Resubscribing from EARLIEST: up to "
+				"the retention window (about 72 h) of events may be delivered "
+				"again, and events after the refused id that already left the "
+				"window are lost",
+				t->name, what, age);
 			g_clear_pointer(&t->position, g_bytes_unref);
-			t->preset = preset;
+			t->position_usec = 0;
+			t->preset = SFL_REPLAY_EARLIEST;
 		} else {
 			g_critical("pubsub %s: the resume request was refused (%s); keeping the "
 				   "replay position and retrying",
@@ -713,6 +744,7 @@ sfl_topic_load_value(SflTopic *t, const gchar *value)
 	if (value == NULL)
 		return;
 	t->position = sfl_pubsub_decode_position(value);
+	t->position_usec = 0;
 	if (t->position == NULL) {
 		self->counters.checkpoint_load_errors++;
 		sfl_series_inc(self->m_load_errors);
@@ -837,7 +869,12 @@ sfl_pubsub_schema_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 				    len);
 	}
 	if (info != NULL) {
-		schema = sfl_avro_schema_new(info->schema_json, &error);
+		schema =
+			sfl_avro_schema_new_full(info->schema_json,
+						 self->config->cdc_field_names == SFL_CDC_NAMES_LINE
+							 ? SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE
+							 : SFL_AVRO_SCHEMA_DEFAULT,
+						 &error);
 		eventbus__v1__schema_info__free_unpacked(info, NULL);
 	}
 	if (schema != NULL) {
@@ -949,6 +986,43 @@ sfl_pubsub_event_ts(SflRecord *record, gint64 *usec)
 	return FALSE;
 }
 
+/*
+ * cdc_field_names: metadata — the names the header's bitmaps select as structured metadata
+ * changed_fields / nulled_fields / diff_fields, so the line stays the original's. Taken from
+ * the record after transforms: a header dropped or rewritten names nothing. A listed
+ * metadata field of the same name keeps its value; an empty list is omitted, as None is.
+ */
+static void
+sfl_pubsub_cdc_metadata(SflRecord *record, SflAvroSchema *schema, GArray *pairs)
+{
+	static const gchar *const fields[][2] = {
+		{ "changedFields", "changed_fields" },
+		{ "nulledFields", "nulled_fields" },
+		{ "diffFields", "diff_fields" },
+	};
+	const SflField *header = sfl_record_lookup(record, "ChangeEventHeader");
+	g_autoptr(GString) names = NULL;
+	guint start = 0;
+
+	if (header == NULL || header->type != SFL_VALUE_JSON || !json_is_object(header->json))
+		return;
+	names = g_string_new(NULL);
+	start = pairs->len;
+	for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
+		SflLabelPair pair = { fields[i][1], NULL };
+		gboolean seen = FALSE;
+
+		for (guint k = 0; k < start && !seen; k++)
+			seen = strcmp(g_array_index(pairs, SflLabelPair, k).name, pair.name) == 0;
+		g_string_truncate(names, 0);
+		if (seen || !sfl_avro_schema_append_cdc_names(
+				    schema, json_object_get(header->json, fields[i][0]), names))
+			continue;
+		pair.value = sfl_record_intern(record, names->str, (gssize)names->len);
+		g_array_append_val(pairs, pair);
+	}
+}
+
 static void
 sfl_topic_count_decode_error(SflTopic *t, const GError *error)
 {
@@ -1011,6 +1085,8 @@ sfl_topic_event_entry(SflTopic *t, Eventbus__V1__ConsumerEvent *ev, SflAvroSchem
 	sfl_record_append_json(self->record, self->line);
 	g_array_set_size(self->metadata, 0);
 	sfl_shape_metadata(self->record, ctx->metadata_fields, self->metadata);
+	if (self->config->cdc_field_names == SFL_CDC_NAMES_METADATA)
+		sfl_pubsub_cdc_metadata(self->record, schema, self->metadata);
 	entry = sfl_entry_new_shared(usec * 1000, t->labels, self->line->str, self->line->len,
 				     (const SflLabelPair *)(const void *)self->metadata->data,
 				     self->metadata->len, t->key, checkpoint);
@@ -1186,7 +1262,7 @@ sfl_pubsub_add_topic(SflPubsubSource *self, const gchar *name)
 					    names, values);
 	t->m_fallbacks = sfl_source_series(
 		source, SFL_METRIC_COUNTER, "sf2loki_pubsub_replay_fallbacks",
-		"Stored replay ids Salesforce refused; the topic restarted from the preset.", names,
+		"Stored replay ids Salesforce refused; the topic restarted from EARLIEST.", names,
 		values);
 	t->m_stalls = sfl_source_series(source, SFL_METRIC_COUNTER, "sf2loki_pubsub_stream_stalls",
 					"Streams silent past the watchdog; each reconnected.",
@@ -1259,6 +1335,17 @@ sfl_pubsub_discovery_schedule(SflPubsubSource *self, gint64 delay)
 			     self);
 }
 
+/* no topic, and no discovery to come: the run has nothing to read here (original §2.1.3) */
+static void
+sfl_pubsub_finish_if_idle(SflPubsubSource *self, gboolean discovery_pending)
+{
+	if (self->topics->len > 0 || discovery_pending)
+		return;
+	g_message("pubsub: no topic to stream and no rediscovery (rediscovery_interval 0): "
+		  "nothing to read");
+	sfl_source_finish(SFL_SOURCE(self));
+}
+
 static void
 sfl_pubsub_describe_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 {
@@ -1292,6 +1379,7 @@ sfl_pubsub_describe_cb(GObject *object, GAsyncResult *result, gpointer user_data
 		json_decref(doc);
 	}
 	self->discovery_attempt = 0;
+	sfl_pubsub_finish_if_idle(self, self->config->rediscovery_interval > 0);
 	sfl_pubsub_discovery_schedule(self, self->config->rediscovery_interval);
 }
 
@@ -1325,8 +1413,10 @@ sfl_pubsub_start_topics(SflPubsubSource *self)
 			continue;
 		sfl_pubsub_add_topic(self, name);
 	}
-	if (sfl_pubsub_wants_discovery(self))
+	if (sfl_pubsub_wants_discovery(self) && self->rest != NULL)
 		sfl_pubsub_discover(self);
+	else
+		sfl_pubsub_finish_if_idle(self, FALSE);
 }
 
 static void sfl_pubsub_org_id_cb(GObject *object, GAsyncResult *result, gpointer user_data);

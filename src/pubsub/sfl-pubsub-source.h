@@ -27,9 +27,11 @@ G_BEGIN_DECLS
  * - Failures: reconnect after a capped exponential backoff (1 s .. 30 s) plus jitter of up to
  *   half of it, from the last replay id seen. UNAUTHENTICATED invalidates the token used.
  *   INVALID_ARGUMENT for a CUSTOM start with `replayid.corrupted` (or no error-code) drops the
- *   replay id (counted, logged as possible data loss) and resubscribes with the configured
- *   preset, EARLIEST when that is CUSTOM. 300 s without a response while the lane takes
- *   entries is a stall (counted) and reconnects.
+ *   replay id (counted, logged with its age when known) and resubscribes with EARLIEST,
+ *   whatever replay_preset says (original §2.1.6). 300 s without a response while the lane
+ *   takes entries is a stall (counted) and reconnects.
+ * - CDC: the line carries ChangeEventHeader as decoded; the field names its bitmaps select
+ *   go to structured metadata, into the line or nowhere (cdc_field_names).
  * - Schemas: fetched once per schema id with GetSchema (concurrent needs share one call) and
  *   kept for the source's life; a fetch failure reconnects, never skips. A payload that does
  *   not decode is skipped and counted (sf2loki_decode_errors).

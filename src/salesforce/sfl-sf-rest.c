@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "sfl-sf-rest.h"
+#include "sfl-sf-rest-private.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +59,7 @@ sfl_sf_rest_parse_limit_info(const gchar *value, gint64 *used, gint64 *max)
 	return end != p && *max >= 0;
 }
 
-static void
+void
 sfl_sf_rest_note_headers(SflSfRest *self, const gchar *date, const gchar *limit_info)
 {
 	gint64 used = 0, max = 0;
@@ -79,7 +80,7 @@ sfl_sf_rest_note_headers(SflSfRest *self, const gchar *date, const gchar *limit_
  * One error for every non-2xx answer of the REST API (wire-facts §4.5): an array of
  * {message, errorCode}; the error code follows original-behaviour §2.5.
  */
-static GError *
+GError *
 sfl_sf_rest_http_error(SflSfRest *self, const gchar *what, guint status, const gchar *data,
 		       gsize len)
 {

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "sfl-loki-sink.h"
+#include "sfl-loki-sink-private.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,7 @@ struct _SflLokiSink {
 	SflLokiEncoding encoding;
 	SflLokiCompression compression;
 	GPtrArray *headers; /* "Name: value"; may hold the credential, never logged */
+	gchar *ca_file;	    /* sink.loki.ca_file: Loki's own trust, NULL: the loop's default */
 	guint timeout_ms;
 };
 
@@ -89,7 +91,13 @@ sfl_loki_sink_parse_retry_after(const gchar *value, gint64 now_usec)
 	return CLAMP(when - now_usec, 0, SFL_LOKI_SINK_RETRY_AFTER_CAP_USEC);
 }
 
-static SflSinkResult *
+/**
+ * sfl_loki_sink_classify:
+ * @response: Loki's answer to a push
+ *
+ * Returns: (transfer full): the outcome, as the class comment of sfl-loki-sink.h lists it
+ */
+SflSinkResult *
 sfl_loki_sink_classify(const SflHttpResponse *response)
 {
 	guint status = sfl_http_response_get_status(response);
@@ -163,6 +171,8 @@ sfl_loki_sink_encoded_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 	g_autoptr(GPtrArray) headers = NULL;
 	const gchar *content_encoding = NULL;
 	GCancellable *cancellable = NULL;
+	SflHttpTls tls = { 0 };
+	SflHttpOptions options = { 0 };
 
 	body = sfl_loki_encode_finish(res, &error);
 	if (body == NULL) {
@@ -192,9 +202,12 @@ sfl_loki_sink_encoded_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 	g_ptr_array_add(headers, NULL);
 	cancellable = g_task_get_cancellable(task);
 	g_task_set_task_data(task, GSIZE_TO_POINTER(g_bytes_get_size(body)), NULL);
-	sfl_http_request_async(self->loop, "POST", self->url, (const gchar *const *)headers->pdata,
-			       body, self->timeout_ms, cancellable, sfl_loki_sink_push_cb,
-			       g_steal_pointer(&task));
+	tls.ca_file = self->ca_file;
+	options.timeout_ms = self->timeout_ms;
+	options.tls = self->ca_file != NULL ? &tls : NULL;
+	sfl_http_request_full_async(self->loop, "POST", self->url,
+				    (const gchar *const *)headers->pdata, body, &options,
+				    cancellable, sfl_loki_sink_push_cb, g_steal_pointer(&task));
 }
 
 static void
@@ -232,6 +245,7 @@ sfl_loki_sink_finalize(GObject *object)
 
 	g_clear_object(&self->loop);
 	g_free(self->url);
+	g_free(self->ca_file);
 	g_ptr_array_unref(self->headers);
 	G_OBJECT_CLASS(sfl_loki_sink_parent_class)->finalize(object);
 }
@@ -286,6 +300,14 @@ sfl_loki_sink_check_url(const gchar *url, GError **error)
 	return TRUE;
 }
 
+static gboolean
+sfl_loki_sink_url_has_userinfo(const gchar *url)
+{
+	g_autoptr(GUri) uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
+
+	return uri != NULL && g_uri_get_userinfo(uri) != NULL && g_uri_get_userinfo(uri)[0] != '\0';
+}
+
 /**
  * sfl_loki_sink_new:
  * @loop: the curl loop to send on
@@ -314,20 +336,29 @@ sfl_loki_sink_new(SflCurlLoop *loop, const SflLokiConfig *cfg, GError **error)
 	/* protobuf is always snappy; JSON is gzip only when asked for (original §3.3) */
 	self->compression = cfg->compression;
 
+	self->ca_file =
+		cfg->ca_file != NULL && cfg->ca_file[0] != '\0' ? g_strdup(cfg->ca_file) : NULL;
+
+	/*
+	 * Original §3.2: a token is always HTTP Basic with the tenant (or nothing) as the user,
+	 * and then no X-Scope-OrgID (the gateway derives the tenant from the credential); a tenant
+	 * alone is X-Scope-OrgID. Credentials in the URL win over the computed header: curl sends
+	 * them itself, and only when no Authorization header is given.
+	 */
 	tenant = cfg->tenant_id != NULL && cfg->tenant_id[0] != '\0' ? cfg->tenant_id : NULL;
 	token = cfg->auth_token != NULL && cfg->auth_token[0] != '\0' ? cfg->auth_token : NULL;
-	if (tenant != NULL)
-		g_ptr_array_add(self->headers, g_strdup_printf("X-Scope-OrgID: %s", tenant));
-	if (token != NULL && tenant != NULL) {
-		g_autofree gchar *pair = g_strdup_printf("%s:%s", tenant, token);
+	if (token != NULL) {
+		g_autofree gchar *pair =
+			g_strdup_printf("%s:%s", tenant != NULL ? tenant : "", token);
 		g_autofree gchar *b64 = g_base64_encode((const guchar *)pair, strlen(pair));
 
 		sfl_redact_add_secret(token);
 		sfl_redact_add_secret(b64);
-		g_ptr_array_add(self->headers, g_strdup_printf("Authorization: Basic %s", b64));
-	} else if (token != NULL) {
-		sfl_redact_add_secret(token);
-		g_ptr_array_add(self->headers, g_strdup_printf("Authorization: Bearer %s", token));
+		if (!sfl_loki_sink_url_has_userinfo(cfg->url))
+			g_ptr_array_add(self->headers,
+					g_strdup_printf("Authorization: Basic %s", b64));
+	} else if (tenant != NULL) {
+		g_ptr_array_add(self->headers, g_strdup_printf("X-Scope-OrgID: %s", tenant));
 	}
 	return SFL_SINK(g_steal_pointer(&self));
 }

@@ -15,9 +15,12 @@ G_BEGIN_DECLS
  *
  * - Body from sfl_loki_encode() with the configured encoding and compression; a batch with no
  *   real entries finishes OK without a request.
- * - Headers: Content-Type and Content-Encoding from the encoder; X-Scope-OrgID when a tenant is
- *   set; Authorization Basic base64(tenant:token) with a tenant and a token, Bearer with a
- *   token alone, none without a token.
+ * - Headers (original §3.2): Content-Type and Content-Encoding from the encoder; with a token,
+ *   Authorization Basic base64("<tenant or empty>:<token>") and no X-Scope-OrgID; else with a
+ *   tenant, X-Scope-OrgID; else nothing. Credentials in the URL (https://user:token@host/...)
+ *   replace the computed Authorization (curl sends them as Basic).
+ * - TLS: sink.loki.ca_file, when set, is the only CA trusted for Loki; without it the loop's
+ *   default trust (SSL_CERT_FILE / SSL_CERT_DIR, else the system store).
  * - Classification: 2xx OK; 400 REJECTED "bad_request"; 413 REJECTED "oversized_413";
  *   everything else, 401/403/404 and transport failures included, RETRY (429 and 503 with the
  *   peer's Retry-After, seconds or HTTP-date, capped at 60 s).

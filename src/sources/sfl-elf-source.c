@@ -467,11 +467,15 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 		g_autoptr(GArray) pairs = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
 		const SflLabelPair fixed[] = { { "source", "eventlogfile" },
 					       { "event_type", type->name } };
+		SflLabelGuard *guard = sfl_source_get_context(SFL_SOURCE(self))->label_guard;
 		for (guint i = 0; type->promoted != NULL && type->promoted[i] != NULL; i++) {
 			const gchar *v = sfl_record_lookup_string(record, type->promoted[i]);
 			SflLabelPair p = { type->promoted[i], v };
-			if (v != NULL && v[0] != '\0')
-				g_array_append_val(pairs, p);
+			if (v == NULL || v[0] == '\0')
+				continue;
+			/* only these come from data; the fixed ones are identity */
+			p.value = sfl_label_guard_admit(guard, p.name, v);
+			g_array_append_val(pairs, p);
 		}
 		g_array_append_vals(pairs, fixed, G_N_ELEMENTS(fixed));
 		row->labels = sfl_source_intern_labels(

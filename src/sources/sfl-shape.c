@@ -1616,3 +1616,162 @@ sfl_shape_metadata(SflRecord *record, const gchar *const *fields, GArray *pairs)
 		g_array_append_val(pairs, pair);
 	}
 }
+
+/* ============================================================================================
+ * the promoted-label cardinality guard (SFL-0034)
+ * ========================================================================================== */
+
+/* one promoted label's window */
+typedef struct {
+	gchar *name;
+	GHashTable *values;  /* admitted this window: owned strings, set semantics */
+	gint64 window_start; /* monotonic */
+	gboolean warned;     /* this window */
+	SflSeries *folded;   /* (nullable) */
+	SflSeries *distinct; /* (nullable) */
+} SflLabelWindow;
+
+struct _SflLabelGuard {
+	gint ref_count;
+	guint max_values;
+	gint64 window_usec;
+	SflClock *clock;
+	SflMetrics *metrics; /* (nullable) */
+	GHashTable *labels;  /* name → SflLabelWindow */
+};
+
+static void
+sfl_label_window_free(gpointer data)
+{
+	SflLabelWindow *w = data;
+
+	g_free(w->name);
+	g_hash_table_unref(w->values);
+	g_free(w);
+}
+
+/**
+ * sfl_label_guard_new:
+ * @max_values: distinct values admitted per label per window; 0 admits everything
+ * @window_usec: the window's length (> 0)
+ * @clock: the clock windows are measured on (monotonic)
+ * @metrics: (nullable): where `sf2loki_label_values_folded` and `sf2loki_label_values` go
+ *
+ * Returns: (transfer full): a guard shared by every source of the run
+ */
+SflLabelGuard *
+sfl_label_guard_new(guint max_values, gint64 window_usec, SflClock *clock, SflMetrics *metrics)
+{
+	SflLabelGuard *self = NULL;
+
+	g_return_val_if_fail(clock != NULL, NULL);
+	g_return_val_if_fail(window_usec > 0, NULL);
+	self = g_new0(SflLabelGuard, 1);
+	self->ref_count = 1;
+	self->max_values = max_values;
+	self->window_usec = window_usec;
+	self->clock = sfl_clock_ref(clock);
+	self->metrics = metrics != NULL ? sfl_metrics_ref(metrics) : NULL;
+	self->labels = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, sfl_label_window_free);
+	return self;
+}
+
+SflLabelGuard *
+sfl_label_guard_ref(SflLabelGuard *self)
+{
+	g_return_val_if_fail(self != NULL, NULL);
+	self->ref_count++;
+	return self;
+}
+
+void
+sfl_label_guard_unref(SflLabelGuard *self)
+{
+	if (self == NULL || --self->ref_count > 0)
+		return;
+	g_hash_table_unref(self->labels);
+	sfl_clock_unref(self->clock);
+	g_clear_pointer(&self->metrics, sfl_metrics_unref);
+	g_free(self);
+}
+
+static SflLabelWindow *
+sfl_label_guard_window(SflLabelGuard *self, const gchar *label, gint64 now)
+{
+	SflLabelWindow *w = g_hash_table_lookup(self->labels, label);
+	const gchar *names[] = { "label", NULL };
+	const gchar *values[] = { label, NULL };
+
+	if (w != NULL)
+		return w;
+	w = g_new0(SflLabelWindow, 1);
+	w->name = g_strdup(label);
+	w->values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	w->window_start = now;
+	if (self->metrics != NULL) {
+		w->folded = sfl_metric_family_series(
+			sfl_metrics_counter(self->metrics, "sf2loki_label_values_folded",
+					    "Promoted label values sent as __other__ because the "
+					    "label had too many distinct values in its window.",
+					    names),
+			values);
+		w->distinct = sfl_metric_family_series(
+			sfl_metrics_gauge(self->metrics, "sf2loki_label_values",
+					  "Distinct values a promoted label has taken in its "
+					  "current window.",
+					  names),
+			values);
+	}
+	g_hash_table_insert(self->labels, w->name, w);
+	return w;
+}
+
+/**
+ * sfl_label_guard_admit:
+ * @self: (nullable): the guard; %NULL admits everything
+ * @label: a promoted label's name
+ * @value: its value in this entry
+ *
+ * Within one window a value once admitted stays admitted and the first @max_values distinct
+ * values are the admitted ones, so the same data in the same window always gets the same
+ * labels. A window starts at the label's first value after the previous one ended.
+ *
+ * Returns: (transfer none): @value, or %SFL_LABEL_OTHER when the label is full this window
+ */
+const gchar *
+sfl_label_guard_admit(SflLabelGuard *self, const gchar *label, const gchar *value)
+{
+	SflLabelWindow *w = NULL;
+	gint64 now = 0;
+
+	g_return_val_if_fail(label != NULL && value != NULL, value);
+	if (self == NULL || self->max_values == 0)
+		return value;
+	now = sfl_clock_monotonic_usec(self->clock);
+	w = sfl_label_guard_window(self, label, now);
+	if (now - w->window_start >= self->window_usec) {
+		g_hash_table_remove_all(w->values);
+		w->window_start = now;
+		w->warned = FALSE;
+	}
+	if (g_hash_table_contains(w->values, value))
+		return value;
+	if (g_hash_table_size(w->values) < self->max_values) {
+		g_hash_table_add(w->values, g_strdup(value));
+		if (w->distinct != NULL)
+			sfl_series_set(w->distinct, g_hash_table_size(w->values));
+		return value;
+	}
+	if (w->folded != NULL)
+		sfl_series_inc(w->folded);
+	if (!w->warned) {
+		w->warned = TRUE;
+		/* values of promoted labels are not secrets, but naming the label is enough */
+		g_warning("label %s took more than %u distinct values within %" G_GINT64_FORMAT
+			  " s; further new values are sent as %s until its window ends (the "
+			  "value stays in the line)",
+			  label, self->max_values, self->window_usec / G_USEC_PER_SEC,
+			  SFL_LABEL_OTHER);
+	}
+	return SFL_LABEL_OTHER;
+}

@@ -6,8 +6,10 @@
 
 #include <glib.h>
 
+#include "sfl-clock.h"
 #include "sfl-config.h"
 #include "sfl-entry.h"
+#include "sfl-metrics.h"
 #include "sfl-record.h"
 
 G_BEGIN_DECLS
@@ -108,6 +110,27 @@ sfl_overlap_elf_type_owned_elsewhere(const SflSourcesConfig *sources, const gcha
  */
 gboolean sfl_overlap_topic_owned_elsewhere(const SflSourcesConfig *sources, const gchar *topic);
 
+/* --- the promoted-label cardinality guard (SFL-0034, §10.6) -------------------------------- */
+
+/*
+ * Labels promoted from data (an EventLogFile type's `labels`) are bounded per label name:
+ * past max_values distinct values in a window (sink.loki.label_cardinality), further new
+ * values become SFL_LABEL_OTHER, counted in sf2loki_label_values_folded{label}, with one
+ * WARNING per label per window. Identity labels (job, source, event_type, org...) are never
+ * passed through it. One guard serves every source and org of the run, across terms.
+ * Threading: the main thread.
+ */
+#define SFL_LABEL_OTHER "__other__"
+
+typedef struct _SflLabelGuard SflLabelGuard;
+
+SflLabelGuard *sfl_label_guard_new(guint max_values, gint64 window_usec, SflClock *clock,
+				   SflMetrics *metrics) G_GNUC_WARN_UNUSED_RESULT;
+SflLabelGuard *sfl_label_guard_ref(SflLabelGuard *self);
+void sfl_label_guard_unref(SflLabelGuard *self);
+const gchar *sfl_label_guard_admit(SflLabelGuard *self, const gchar *label, const gchar *value);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflTransforms, sfl_transforms_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflLabelGuard, sfl_label_guard_unref)
 
 G_END_DECLS

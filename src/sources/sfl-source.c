@@ -20,6 +20,7 @@ typedef struct {
 	SflSourceContext context;
 	gboolean started;
 	gboolean stopped;
+	gboolean finished;
 	GArray *waiters; /* SflSourceWaiter, FIFO */
 	SflSourceCounters counters;
 	SflMetricFamily *ingested;
@@ -37,6 +38,13 @@ typedef struct {
 } SflSourcePrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE(SflSource, sfl_source, G_TYPE_OBJECT)
+
+enum {
+	SIGNAL_FINISHED,
+	N_SIGNALS,
+};
+
+static guint sfl_source_signals[N_SIGNALS] = { 0 };
 
 enum {
 	PROP_0,
@@ -91,6 +99,7 @@ sfl_source_finalize(GObject *object)
 	g_free((gchar *)priv->context.org);
 	g_strfreev((gchar **)priv->context.metadata_fields);
 	g_clear_pointer(&priv->context.metrics, sfl_metrics_unref);
+	g_clear_pointer(&priv->context.label_guard, sfl_label_guard_unref);
 	g_free((gchar *)priv->last_event_type);
 	g_free(priv->last_rule);
 	g_free(priv->last_sampled_type);
@@ -109,6 +118,10 @@ sfl_source_class_init(SflSourceClass *klass)
 		"name", NULL, NULL, NULL,
 		G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
 	g_object_class_install_properties(object_class, N_PROPS, sfl_source_props);
+	/* see sfl_source_finish() */
+	sfl_source_signals[SIGNAL_FINISHED] =
+		g_signal_new("finished", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+			     NULL, G_TYPE_NONE, 0);
 }
 
 static void
@@ -173,13 +186,16 @@ sfl_source_start(SflSource *self, const SflSourceContext *context)
 	priv->context.key_prefix = g_strdup(context->key_prefix != NULL ? context->key_prefix : "");
 	priv->context.org = g_strdup(context->org);
 	priv->context.legacy_keys = context->legacy_keys;
+	priv->context.label_guard =
+		context->label_guard != NULL ? sfl_label_guard_ref(context->label_guard) : NULL;
 	priv->context.metadata_fields =
 		(const gchar *const *)g_strdupv((gchar **)context->metadata_fields);
 	if (context->metrics != NULL) {
 		static const gdouble lag_bounds[] = { 1,    5,	  15,	60,    300,   900,
 						      1800, 3600, 7200, 14400, 28800, 86400 };
 		const gchar *ingested_labels[] = { "source", "event_type", NULL };
-		const gchar *lag_labels[] = { "event_type", NULL };
+		/* per source (SFL-0021): EventLogFile lag is hours by design, Pub/Sub's seconds */
+		const gchar *lag_labels[] = { "source", "event_type", NULL };
 
 		priv->context.metrics = sfl_metrics_ref(context->metrics);
 		priv->ingested =
@@ -222,6 +238,34 @@ sfl_source_is_stopped(SflSource *self)
 	return priv->stopped;
 }
 
+/**
+ * sfl_source_finish:
+ * @self: a started source
+ *
+ * Says that @self has nothing to read in this term, and never will (a Pub/Sub source whose
+ * topics resolved to none, with no rediscovery). Emits #SflSource::finished once; a run whose
+ * sources all finished is a finite run and ends (original §6.4). Handlers may run inside the
+ * source's own callbacks, so they must not stop or drop it there.
+ */
+void
+sfl_source_finish(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	g_return_if_fail(SFL_IS_SOURCE(self));
+	if (priv->finished || priv->stopped)
+		return;
+	priv->finished = TRUE;
+	g_signal_emit(self, sfl_source_signals[SIGNAL_FINISHED], 0);
+}
+
+gboolean
+sfl_source_is_finished(SflSource *self)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	return priv->finished;
+}
+
 /* original §1.6 step 2: counted at enqueue, so later drops are still counted here */
 static void
 sfl_source_record_ingest(SflSource *self, SflSourcePrivate *priv, const SflEntry *entry)
@@ -233,7 +277,7 @@ sfl_source_record_ingest(SflSource *self, SflSourcePrivate *priv, const SflEntry
 		event_type = "unknown";
 	if (priv->last_event_type == NULL || !g_str_equal(priv->last_event_type, event_type)) {
 		const gchar *ingested[] = { priv->name, event_type, NULL };
-		const gchar *lagged[] = { event_type, NULL };
+		const gchar *lagged[] = { priv->name, event_type, NULL };
 
 		g_free((gchar *)priv->last_event_type);
 		priv->last_event_type = g_strdup(event_type);

@@ -11,6 +11,7 @@
 #include "sfl-entry.h"
 #include "sfl-metrics.h"
 #include "sfl-pipeline.h"
+#include "sfl-shape.h"
 
 G_BEGIN_DECLS
 
@@ -51,6 +52,8 @@ typedef struct {
 	SflMetrics *metrics;
 	/* the org's name in multi-org mode (its per-org instruments gain `org`), else NULL */
 	const gchar *org;
+	/* (nullable) bounds labels promoted from data; shared by the run's sources */
+	SflLabelGuard *label_guard;
 	/*
 	 * the first org in multi-org mode: a prefixed key that is missing is read from its
 	 * unprefixed single-org name (original §6.6: a transparent upgrade; the next commit
@@ -79,6 +82,9 @@ const SflSourceContext *sfl_source_get_context(SflSource *self);
 void sfl_source_start(SflSource *self, const SflSourceContext *context);
 void sfl_source_stop(SflSource *self);
 gboolean sfl_source_is_stopped(SflSource *self);
+/* nothing left to read in this term, ever: emits "finished" once (original §6.4) */
+void sfl_source_finish(SflSource *self);
+gboolean sfl_source_is_finished(SflSource *self);
 
 /* TRUE: the pipeline took @entry (its reference is consumed); FALSE: the lane is full and
  * the caller still owns @entry */

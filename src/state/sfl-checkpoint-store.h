@@ -27,7 +27,8 @@ G_BEGIN_DECLS
  *    fresh from storage, bypassing every cache.
  *  - reset() drops caches (on demotion); the next access re-reads storage.
  *  - A document that cannot be read or parsed is an error (SFL_ERROR_CORRUPT for bad content,
- *    SFL_ERROR_TRANSIENT for I/O), never an empty document.
+ *    SFL_ERROR_AUTH when access is refused, SFL_ERROR_TRANSIENT for other I/O), never an empty
+ *    document.
  *
  * Threading: every public call is made on the thread-default main context of the caller. The
  * operations of one store run one at a time, in call order, in a worker thread (storage may be

@@ -22,7 +22,9 @@ struct _SflFileStore {
 	gchar *path;
 	gboolean exclusive;
 	SflPlatformLock *lock;
+	SflFileStoreLockFunc lock_func;
 	SflStateDoc *cache; /* worker thread only */
+	gboolean lockless;  /* worker thread only: the file system cannot lock */
 	gint writes;	    /* atomic: read by tests from the main thread */
 };
 
@@ -38,6 +40,21 @@ gchar *
 sfl_file_store_lock_path(const gchar *path)
 {
 	return g_strconcat(path, ".lock", NULL);
+}
+
+/*
+ * The SflError code of a failed platform call: access refused (EACCES, EPERM,
+ * ERROR_ACCESS_DENIED) is AUTH, as a 403 of S3 or GCS is, so a lost permission is told apart
+ * from a failing disk; an oversized file is corrupt; anything else is I/O, TRANSIENT.
+ */
+static SflError
+sfl_file_store_error_code(SflPlatformStatus status, const SflPlatformError *perr)
+{
+	if (status == SFL_PLATFORM_ERR_TOO_LARGE)
+		return SFL_ERROR_CORRUPT;
+	if (perr->access_denied)
+		return SFL_ERROR_AUTH;
+	return SFL_ERROR_TRANSIENT;
 }
 
 /* absent is an empty document; unreadable or corrupt is an error, never an empty document */
@@ -56,9 +73,7 @@ sfl_file_store_read_fresh(SflFileStore *self, GError **error)
 	if (status == SFL_PLATFORM_ERR_NOT_FOUND)
 		return sfl_state_doc_new();
 	if (!sfl_platform_to_gerror(status, &perr, &local)) {
-		g_set_error(error, SFL_ERROR,
-			    status == SFL_PLATFORM_ERR_TOO_LARGE ? SFL_ERROR_CORRUPT
-								 : SFL_ERROR_TRANSIENT,
+		g_set_error(error, SFL_ERROR, sfl_file_store_error_code(status, &perr),
 			    "cannot read state file: %s", local->message);
 		return NULL;
 	}
@@ -90,12 +105,13 @@ sfl_file_store_write(SflFileStore *self, const SflStateDoc *doc, GError **error)
 	g_autofree gchar *text = NULL;
 	gsize len = 0;
 	g_autoptr(GError) local = NULL;
+	SflPlatformStatus status;
 
 	text = sfl_state_doc_serialize(doc, &len);
-	if (!sfl_platform_to_gerror(sfl_platform_replace_file(self->path, text, len, &perr), &perr,
-				    &local)) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "cannot write state file: %s",
-			    local->message);
+	status = sfl_platform_replace_file(self->path, text, len, &perr);
+	if (!sfl_platform_to_gerror(status, &perr, &local)) {
+		g_set_error(error, SFL_ERROR, sfl_file_store_error_code(status, &perr),
+			    "cannot write state file: %s", local->message);
 		return FALSE;
 	}
 	g_atomic_int_inc(&self->writes);
@@ -109,21 +125,32 @@ sfl_file_store_open(SflCheckpointStore *store, GCancellable *cancellable, GError
 	g_autofree gchar *dir = g_path_get_dirname(self->path);
 
 	if (g_mkdir_with_parents(dir, 0700) != 0) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
-			    "cannot create state directory %s: %s", dir, g_strerror(errno));
+		int saved = errno;
+		g_set_error(error, SFL_ERROR,
+			    saved == EACCES || saved == EPERM ? SFL_ERROR_AUTH
+							      : SFL_ERROR_TRANSIENT,
+			    "cannot create state directory %s: %s", dir, g_strerror(saved));
 		return FALSE;
 	}
 	if (self->exclusive && self->lock == NULL) {
 		g_autofree gchar *lock_path = sfl_file_store_lock_path(self->path);
 		SflPlatformError perr = { 0 };
 		gint64 holder = 0;
-		SflPlatformStatus status =
-			sfl_platform_lock_acquire(lock_path, &self->lock, &holder, &perr);
+		SflPlatformStatus status = self->lock_func(lock_path, &self->lock, &holder, &perr);
 		if (status == SFL_PLATFORM_ERR_BUSY) {
 			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
 				    "state file %s is in use by another sf2loki (%s); stop it, or "
 				    "run replicas under a coordinator",
 				    self->path, perr.message);
+			return FALSE;
+		}
+		/* the instance lock is what keeps a second daemon out: without it, refuse */
+		if (status == SFL_PLATFORM_ERR_UNSUPPORTED) {
+			g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+				    "%s; the file system of state.file.path cannot lock files "
+				    "(NFS without lockd?): move the state to a local disk, or run "
+				    "under a coordinator",
+				    perr.message);
 			return FALSE;
 		}
 		if (!sfl_platform_to_gerror(status, &perr, error))
@@ -150,7 +177,10 @@ sfl_file_store_load(SflCheckpointStore *store, const gchar *key, GCancellable *c
 	return g_strdup(sfl_state_doc_get(doc, key));
 }
 
-/* the short write lock of shared mode; held until *@lock is released */
+/*
+ * The short write lock of shared mode; held until *@lock is released, which may be NULL: on a
+ * file system that cannot lock at all (NFS without lockd) the write goes ahead without it.
+ */
 static gboolean
 sfl_file_store_lock_for_write(SflFileStore *self, SflPlatformLock **lock, GError **error)
 {
@@ -159,16 +189,40 @@ sfl_file_store_lock_for_write(SflFileStore *self, SflPlatformLock **lock, GError
 	g_autofree gchar *lock_path = g_strconcat(self->path, ".write.lock", NULL);
 	SflPlatformError perr = { 0 };
 	gint64 holder = 0;
-	SflPlatformStatus status = sfl_platform_lock_acquire(lock_path, lock, &holder, &perr);
+	SflPlatformStatus status;
+	g_autoptr(GError) local = NULL;
 
+	*lock = NULL;
+	/* the file system said once it cannot lock; asking again would only wait on it again */
+	if (self->lockless)
+		return TRUE;
+	status = self->lock_func(lock_path, lock, &holder, &perr);
 	if (status == SFL_PLATFORM_ERR_BUSY) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+		/* a conflict: retried like any failed commit, and counted as one while it lasts */
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
 			    "state file %s is being written by another replica (%s); retrying",
 			    self->path, perr.message);
 		return FALSE;
 	}
-	if (!sfl_platform_to_gerror(status, &perr, error)) {
-		g_prefix_error(error, "cannot lock state file %s for writing: ", self->path);
+	if (status == SFL_PLATFORM_ERR_UNSUPPORTED) {
+		/*
+		 * Retrying would never get it. What is left is what the original had (§4.2): the
+		 * fresh read and the epoch fence, which still refuse a stale leader; only a writer
+		 * frozen between its check and its rename can still land an older document.
+		 */
+		self->lockless = TRUE;
+		g_warning("state file %s: the file system cannot lock %s (%s); committing without "
+			  "the write lock from now on, protected by the fresh read and the epoch "
+			  "fence only. Use a file system with working locks (NFS: run lockd, or "
+			  "NFSv4) to also stop a frozen writer",
+			  self->path, lock_path, perr.message);
+		return TRUE;
+	}
+	if (!sfl_platform_to_gerror(status, &perr, &local)) {
+		if (perr.access_denied)
+			local->code = SFL_ERROR_AUTH;
+		g_prefix_error(&local, "cannot lock state file %s for writing: ", self->path);
+		g_propagate_error(error, g_steal_pointer(&local));
 		return FALSE;
 	}
 	return TRUE;
@@ -211,8 +265,8 @@ sfl_file_store_apply_doc(SflFileStore *self, const SflStateDoc *items, const gch
  * Replicas share the file: the read, the fence check against it and the rename are one step
  * under <path>.write.lock. Without it, a writer frozen after its check (SIGSTOP, a paused VM)
  * renames its older document over the next leader's when it wakes (found by tests/ha). A busy lock
- * is a transient error, so the commit is retried; a frozen holder delays the others' writes until
- * it resumes or dies (the kernel drops the lock with the process).
+ * is a conflict, so the commit is retried; a frozen holder delays the others' writes until it
+ * resumes or dies (the kernel drops the lock with the process).
  */
 static gboolean
 sfl_file_store_apply(SflFileStore *self, const SflStateDoc *items, const gchar *delete_key,
@@ -315,6 +369,7 @@ sfl_file_store_class_init(SflFileStoreClass *klass)
 static void
 sfl_file_store_init(SflFileStore *self)
 {
+	self->lock_func = sfl_platform_lock_acquire;
 }
 
 /**
@@ -349,4 +404,11 @@ guint
 sfl_file_store_get_write_count(SflFileStore *self)
 {
 	return (guint)g_atomic_int_get(&self->writes);
+}
+
+void
+sfl_file_store_set_lock_func(SflFileStore *self, SflFileStoreLockFunc func)
+{
+	g_return_if_fail(SFL_IS_FILE_STORE(self));
+	self->lock_func = func != NULL ? func : sfl_platform_lock_acquire;
 }

@@ -15,8 +15,13 @@ G_BEGIN_DECLS
  * Exclusive mode (the noop coordinator): <path>.lock is held from open() until the store is
  * finalized, so a second process fails at startup naming the lock and its holder.
  *
- * Coordinated mode (a real coordinator): no lock; every commit and delete re-reads the file,
- * applies the fence (sfl_store_apply_write) and merges only the written keys.
+ * Coordinated mode (a real coordinator): no instance lock; every commit and delete takes the
+ * short <path>.write.lock, re-reads the file, applies the fence (sfl_store_apply_write) and
+ * merges only the written keys. On a file system that cannot lock (NFS without lockd) the
+ * write lock is skipped after one warning; the fresh read and the fence remain.
+ *
+ * Error codes: SFL_ERROR_AUTH when the OS refused access, SFL_ERROR_CORRUPT for bad content,
+ * SFL_ERROR_CONFLICT for a lock another process holds, SFL_ERROR_TRANSIENT for other I/O.
  */
 
 #define SFL_TYPE_FILE_STORE (sfl_file_store_get_type())

@@ -116,7 +116,7 @@ sfl_gcs_generation(SflHttpResponse *response)
 	if (json_is_string(gen))
 		return g_strdup(json_string_value(gen));
 	if (json_is_integer(gen))
-		return g_strdup_printf("%" JSON_INTEGER_FORMAT, json_integer_value(gen));
+		return g_strdup_printf("%" G_GINT64_FORMAT, (gint64)json_integer_value(gen));
 	return NULL;
 }
 

@@ -256,6 +256,19 @@ sfl_test_otlp_sim_start(const gchar *const *args, GSubprocess **out_proc)
 }
 
 /**
+ * sfl_test_proxy_sim_start:
+ * @out_proc: (out): the proxy process
+ *
+ * Returns: (transfer full): the proxy's URL, for HTTPS_PROXY (it needs only the standard
+ *   library, so it never skips)
+ */
+gchar *
+sfl_test_proxy_sim_start(GSubprocess **out_proc)
+{
+	return sfl_test_sim_start("connect_proxy.py", "CONNECT proxy", "nothing", NULL, out_proc);
+}
+
+/**
  * sfl_test_s3_sim_start:
  * @args: (nullable): arguments for tests/sim/s3_sim.py
  * @out_proc: (out): the simulator process (also set when it was skipped)
@@ -705,7 +718,7 @@ sfl_test_replica_parse(SflTestReplica *r, const gchar *line)
 
 	if (obj == NULL)
 		return;
-	msg = json_string_value(json_object_get(obj, "msg"));
+	msg = json_string_value(json_object_get(obj, "event"));
 	if (g_strcmp0(msg, "leadership acquired") == 0) {
 		r->acquired++;
 		r->epoch = g_ascii_strtoull(json_string_value(json_object_get(obj, "epoch")), NULL,

@@ -28,11 +28,31 @@ gchar *sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
 gchar *sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc);
 
 /*
+ * For daemons that only need a source to exist (with none, `run` exits 0 at once, original
+ * §6.4): a `salesforce:` section whose one %s is the base URL of a Salesforce simulator
+ * started without arguments (client credentials, the simulator's defaults), and a source that
+ * only needs the token: one EventLogFile type the simulator has no files for.
+ */
+#define SFL_TEST_SF_SIM_SALESFORCE                                                                 \
+	"salesforce:\n"                                                                            \
+	"  login_url: %s\n"                                                                        \
+	"  auth_mode: client_credentials\n"                                                        \
+	"  client_id: sim-client-id\n"                                                             \
+	"  client_secret: sim-secret\n"
+#define SFL_TEST_IDLE_SOURCES "sources:\n  eventlogfile: {enabled: true, event_types: [API]}\n"
+
+/*
  * Starts `/usr/bin/python3 tests/sim/otlp_collector.py ARGS...` (an OTLP/HTTP metrics collector
  * stand-in; exports go to BASE/v1/metrics) and returns its base URL. NULL when it reported its
  * dependencies missing (exit 77): the test has been marked skipped.
  */
 gchar *sfl_test_otlp_sim_start(const gchar *const *args, GSubprocess **out_proc);
+
+/*
+ * Starts `/usr/bin/python3 tests/sim/connect_proxy.py` (an HTTP CONNECT proxy that counts its
+ * tunnels, GET /control/stats) and returns its URL ("http://127.0.0.1:PORT").
+ */
+gchar *sfl_test_proxy_sim_start(GSubprocess **out_proc);
 
 /* `$SF2LOKI_BIN run --config @config`, stderr piped, an ephemeral health port, sanitizer
  * options passed on, @env (NAME, VALUE, ..., NULL) on top; dies with the test */

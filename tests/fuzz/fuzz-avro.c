@@ -9,11 +9,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz-common.h"
 #include "sfl-autocleanups.h"
 #include "sfl-avro.h"
 #include "sfl-error.h"
 #include "sfl-record.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
@@ -51,6 +53,15 @@ static const gchar fuzz_avro_schema[] =
 	"\"fields\": [{\"name\": \"value\", \"type\": \"long\"}, {\"name\": \"next\", \"type\": "
 	"[\"null\", \"Node\"]}]}]}"
 	"]}";
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init_logging();
+	return 0;
+}
 
 /*
  * Any payload either renders a whole JSON line, ASCII only as json.dumps writes it with

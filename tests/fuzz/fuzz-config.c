@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fuzz-common.h"
 #include "sfl-config.h"
 #include "sfl-redact.h"
 
@@ -24,8 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	(void)argc;
+	(void)argv;
 	/* a failed contract check inside the loader is a bug, not noise */
-	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+	fuzz_init_logging();
 	return 0;
 }
 

@@ -9,8 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz-common.h"
 #include "sfl-csv.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct {
@@ -84,6 +86,15 @@ fuzz_csv_parse(const gchar *data, gsize size, gsize max_field, const gsize *cuts
 		g_string_append_printf(c.dump, "ERROR %s\n", error->message);
 	}
 	return g_string_free(c.dump, FALSE);
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init_logging();
+	return 0;
 }
 
 /*

@@ -9,9 +9,20 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz-common.h"
 #include "sfl-state-doc.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_init_logging();
+	return 0;
+}
 
 /*
  * The checkpoint document parser reads whatever is on disk (or in a bucket). Any input must

@@ -72,7 +72,7 @@ def iso_z(t):
 
 
 def parse_ts(text):
-    """The daemon's log "ts" and the checkpoints' timestamps, as unix seconds."""
+    """The daemon's log "timestamp" and the checkpoints' timestamps, as unix seconds."""
     text = text.replace("Z", "+00:00")
     if len(text) >= 5 and text[-5] in "+-" and text[-3] != ":":
         text = text[:-2] + ":" + text[-2:]
@@ -179,7 +179,7 @@ class Replica:
                     doc = json.loads(raw)
                 except ValueError:
                     continue
-                msg = doc.get("msg", "")
+                msg = doc.get("event", "")
                 if "health server listening on" in msg and "(port " in msg:
                     self.health_port = int(msg.split("(port ", 1)[1].split(")", 1)[0])
                     hist.notify()
@@ -187,7 +187,7 @@ class Replica:
                     kind = "acquired" if msg == "leadership acquired" else "lost"
                     with hist.cond:
                         self.leading = kind == "acquired"
-                        hist.leadership.append((parse_ts(doc["ts"]), self.holder, kind,
+                        hist.leadership.append((parse_ts(doc["timestamp"]), self.holder, kind,
                                                 int(doc.get("epoch", "0"))))
                         hist.cond.notify_all()
         rc = self.proc.wait()

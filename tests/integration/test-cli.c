@@ -31,6 +31,8 @@
 #define TEST_CLI_STOP_TIMEOUT_MS (20 * 1000)
 
 #define TEST_CLI_LOKI_PUSH "loki.example.com/loki/api/v1/push"
+/* one source, so a configuration has something to ingest (`check` would warn otherwise) */
+#define TEST_CLI_SOURCE "sources: {pubsub: {topics: [/event/LoginEventStream]}}\n"
 
 /* SF2LOKI_BIN made absolute, because the binary runs from the per-test directory */
 static gchar *test_cli_bin = NULL;
@@ -40,6 +42,8 @@ typedef struct {
 	gchar *key_path; /* a private key file with content */
 	gchar *marker;	 /* a secret value that must never be printed */
 	GMainContext *context;
+	GSocketListener *silent; /* accepts connections and never answers; NULL until needed */
+	gchar *silent_url;
 } TestCliFixture;
 
 typedef struct {
@@ -116,10 +120,40 @@ test_cli_teardown(TestCliFixture *fixture, gconstpointer user_data)
 		;
 	g_main_context_pop_thread_default(fixture->context);
 	g_main_context_unref(fixture->context);
+	if (fixture->silent != NULL)
+		g_socket_listener_close(fixture->silent);
+	g_clear_object(&fixture->silent);
+	g_free(fixture->silent_url);
 	test_cli_remove_tree(fixture->dir);
 	g_free(fixture->dir);
 	g_free(fixture->key_path);
 	g_free(fixture->marker);
+}
+
+/*
+ * a login URL whose server takes the connection and never answers: `run` with a source then
+ * stays in its start-up authentication until it is stopped, with no Salesforce needed
+ */
+static const gchar *
+test_cli_silent_url(TestCliFixture *fixture)
+{
+	g_autoptr(GInetAddress) loopback = NULL;
+	g_autoptr(GSocketAddress) address = NULL;
+	g_autoptr(GSocketAddress) bound = NULL;
+	g_autoptr(GError) error = NULL;
+
+	if (fixture->silent_url != NULL)
+		return fixture->silent_url;
+	loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
+	address = g_inet_socket_address_new(loopback, 0);
+	fixture->silent = g_socket_listener_new();
+	g_socket_listener_add_address(fixture->silent, address, G_SOCKET_TYPE_STREAM,
+				      G_SOCKET_PROTOCOL_TCP, NULL, &bound, &error);
+	g_assert_no_error(error);
+	fixture->silent_url = g_strdup_printf(
+		"http://127.0.0.1:%u",
+		(guint)g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound)));
+	return fixture->silent_url;
 }
 
 /* --- waiting ------------------------------------------------------------------------------- */
@@ -408,7 +442,10 @@ test_cli_assert_no_marker(TestCliFixture *fixture, const gchar *text, const gcha
 	g_assert_null(strstr(text, fixture->marker));
 }
 
-/* a minimal valid configuration; @extra is appended as more top-level YAML */
+/*
+ * a minimal valid configuration with one source; @extra is appended as more sink.loki keys or
+ * top-level YAML (the source comes after it, so the positions of @extra's lines are fixed)
+ */
 static gchar *
 test_cli_good_config(TestCliFixture *fixture, const gchar *extra)
 {
@@ -419,7 +456,7 @@ test_cli_good_config(TestCliFixture *fixture, const gchar *extra)
 						 "sink:\n"
 						 "  loki:\n"
 						 "    url: https://" TEST_CLI_LOKI_PUSH "\n"
-						 "%s",
+						 "%s" TEST_CLI_SOURCE,
 						 fixture->key_path, extra != NULL ? extra : "");
 	return test_cli_write(fixture, "good.yaml", text);
 }
@@ -563,15 +600,16 @@ test_cli_check_example(TestCliFixture *fixture, gconstpointer user_data)
 static void
 test_cli_check_blank_inline_secret(TestCliFixture *fixture, gconstpointer user_data)
 {
-	g_autofree gchar *text = g_strdup_printf("salesforce:\n"
-						 "  client_id: abc\n"
-						 "  username: integration@example.com\n"
-						 "  private_key: \"  \"\n"
-						 "  private_key_file: %s\n"
-						 "sink:\n"
-						 "  loki:\n"
-						 "    url: https://" TEST_CLI_LOKI_PUSH "\n",
-						 fixture->key_path);
+	g_autofree gchar *text =
+		g_strdup_printf("salesforce:\n"
+				"  client_id: abc\n"
+				"  username: integration@example.com\n"
+				"  private_key: \"  \"\n"
+				"  private_key_file: %s\n"
+				"sink:\n"
+				"  loki:\n"
+				"    url: https://" TEST_CLI_LOKI_PUSH "\n" TEST_CLI_SOURCE,
+				fixture->key_path);
 	g_autofree gchar *path = test_cli_write(fixture, "shadow.yaml", text);
 	g_autoptr(TestCliResult) res = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
 
@@ -698,14 +736,15 @@ test_cli_check_out_of_range(TestCliFixture *fixture, gconstpointer user_data)
 static void
 test_cli_check_unset_variable(TestCliFixture *fixture, gconstpointer user_data)
 {
-	g_autofree gchar *text = g_strdup_printf("salesforce:\n"
-						 "  client_id: abc\n"
-						 "  username: integration@example.com\n"
-						 "  private_key_file: %s\n"
-						 "sink:\n"
-						 "  loki:\n"
-						 "    url: ${SFL_TEST_UNSET}/loki/api/v1/push\n",
-						 fixture->key_path);
+	g_autofree gchar *text =
+		g_strdup_printf("salesforce:\n"
+				"  client_id: abc\n"
+				"  username: integration@example.com\n"
+				"  private_key_file: %s\n"
+				"sink:\n"
+				"  loki:\n"
+				"    url: ${SFL_TEST_UNSET}/loki/api/v1/push\n" TEST_CLI_SOURCE,
+				fixture->key_path);
 	g_autofree gchar *path = test_cli_write(fixture, "unset.yaml", text);
 	g_autoptr(TestCliResult) res = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
 	g_autofree gchar *where = test_cli_where(path, 7, 10);
@@ -785,14 +824,15 @@ static void
 test_cli_check_env_override(TestCliFixture *fixture, gconstpointer user_data)
 {
 	g_autofree gchar *good = test_cli_good_config(fixture, NULL);
-	g_autofree gchar *text = g_strdup_printf("salesforce:\n"
-						 "  client_id: abc\n"
-						 "  username: integration@example.com\n"
-						 "  private_key_file: %s\n"
-						 "sink:\n"
-						 "  loki:\n"
-						 "    url: ftp://loki.example.com\n",
-						 fixture->key_path);
+	g_autofree gchar *text =
+		g_strdup_printf("salesforce:\n"
+				"  client_id: abc\n"
+				"  username: integration@example.com\n"
+				"  private_key_file: %s\n"
+				"sink:\n"
+				"  loki:\n"
+				"    url: ftp://loki.example.com\n" TEST_CLI_SOURCE,
+				fixture->key_path);
 	g_autofree gchar *bad = test_cli_write(fixture, "bad-url.yaml", text);
 	const gchar *bad_env[] = { "SF2LOKI_SINK__LOKI__URL", "ftp://override.example.com", NULL };
 	const gchar *good_env[] = { "SF2LOKI_SINK__LOKI__URL", "https://" TEST_CLI_LOKI_PUSH,
@@ -955,19 +995,26 @@ test_cli_secret_config(TestCliFixture *fixture, const gchar *log_format, gboolea
 	const gchar *m = fixture->marker;
 	g_autofree gchar *state = g_build_filename(fixture->dir, "state.json", NULL);
 	g_autofree gchar *errors = NULL;
+	g_autofree gchar *preset = NULL;
 	g_autofree gchar *health = NULL;
 	g_autofree gchar *text = NULL;
 
 	if (broken) {
 		errors = g_strdup_printf("  token_ttl: 1m\n"
-					 "  api_version: \"https://user:%s@loki.example.com/x\"\n"
-					 "sources:\n"
-					 "  pubsub:\n"
-					 "    replay_preset: \"token=%s\"\n",
-					 m, m);
+					 "  api_version: \"https://user:%s@loki.example.com/x\"\n",
+					 m);
+		preset = g_strdup_printf("    replay_preset: \"token=%s\"\n", m);
 		health = g_strdup_printf("https://user:%s@health.example.com", m);
 	}
+	/*
+	 * one source, so `run` has work: it stays in its start-up authentication against the
+	 * silent login URL (client credentials: the inline key is never parsed, and the marker
+	 * in it must still never be printed)
+	 */
 	text = g_strdup_printf("salesforce:\n"
+			       "  login_url: %s\n"
+			       "  auth_mode: client_credentials\n"
+			       "  client_secret: %s\n"
 			       "  client_id: abc\n"
 			       "  username: integration@example.com\n"
 			       "  private_key: \"-----BEGIN PRIVATE KEY-----\\n%s\\n"
@@ -984,9 +1031,14 @@ test_cli_secret_config(TestCliFixture *fixture, const gchar *log_format, gboolea
 			       "service:\n"
 			       "  health_addr: \"%s\"\n"
 			       "  log_format: %s\n"
-			       "  shutdown_grace: 5s\n",
-			       m, errors != NULL ? errors : "", m, m, state,
-			       health != NULL ? health : "127.0.0.1:0", log_format);
+			       "  shutdown_grace: 5s\n"
+			       "sources:\n"
+			       "  pubsub:\n"
+			       "    topics: [/event/LoginEventStream]\n"
+			       "%s",
+			       test_cli_silent_url(fixture), m, m, errors != NULL ? errors : "", m,
+			       m, state, health != NULL ? health : "127.0.0.1:0", log_format,
+			       preset != NULL ? preset : "");
 	return test_cli_write(fixture, broken ? "secrets-broken.yaml" : "secrets.yaml", text);
 }
 
@@ -1136,11 +1188,11 @@ test_cli_daemon_stderr(TestCliDaemon *daemon)
 	return g_string_free(g_steal_pointer(&text), FALSE);
 }
 
-/* a JSON log line with the four fixed string keys, or NULL */
+/* a JSON log line with the four fixed string keys (the original's), or NULL */
 static json_t *
 test_cli_parse_json_line(const gchar *line)
 {
-	static const gchar *const keys[] = { "ts", "level", "domain", "msg", NULL };
+	static const gchar *const keys[] = { "timestamp", "level", "event", "logger", NULL };
 	json_error_t jerr;
 	g_autoptr(json_t) obj = json_loads(line, 0, &jerr);
 
@@ -1159,27 +1211,27 @@ test_cli_json_str(json_t *obj, const gchar *key)
 	return json_string_value(json_object_get(obj, key));
 }
 
-/* the index of the first JSON line whose msg starts with @prefix, or -1 */
+/* the index of the first JSON line whose event starts with @prefix, or -1 */
 static gint
 test_cli_find_json_msg(GPtrArray *lines, const gchar *prefix)
 {
 	for (guint i = 0; i < lines->len; i++) {
 		g_autoptr(json_t) obj = test_cli_parse_json_line(g_ptr_array_index(lines, i));
-		if (obj != NULL && g_str_has_prefix(test_cli_json_str(obj, "msg"), prefix))
+		if (obj != NULL && g_str_has_prefix(test_cli_json_str(obj, "event"), prefix))
 			return (gint)i;
 	}
 	return -1;
 }
 
-/* the index of the first logfmt line carrying msg="@msg", or -1 */
+/* the index of the first logfmt line carrying event="@msg", or -1 */
 static gint
 test_cli_find_logfmt_msg(GPtrArray *lines, const gchar *msg)
 {
-	g_autofree gchar *pair = g_strdup_printf(" msg=\"%s", msg);
+	g_autofree gchar *pair = g_strdup_printf(" event=\"%s", msg);
 
 	for (guint i = 0; i < lines->len; i++) {
 		const gchar *line = g_ptr_array_index(lines, i);
-		if (g_str_has_prefix(line, "ts=") && strstr(line, pair) != NULL)
+		if (g_str_has_prefix(line, "timestamp=") && strstr(line, pair) != NULL)
 			return (gint)i;
 	}
 	return -1;
@@ -1277,10 +1329,12 @@ test_cli_run_signal(TestCliFixture *fixture, gint signum)
 	g_autoptr(json_t) obj = test_cli_parse_json_line(g_ptr_array_index(daemon->lines, banner));
 
 	g_assert_nonnull(obj);
-	g_assert_cmpstr(test_cli_json_str(obj, "msg"), ==, TEST_CLI_BANNER);
+	g_assert_cmpstr(test_cli_json_str(obj, "event"), ==, TEST_CLI_BANNER);
 	g_assert_cmpstr(test_cli_json_str(obj, "level"), ==, "info");
-	g_assert_cmpstr(test_cli_json_str(obj, "domain"), ==, "SflRun");
-	g_assert_true(g_str_has_prefix(test_cli_json_str(obj, "ts"), "20"));
+	g_assert_cmpstr(test_cli_json_str(obj, "logger"), ==, "SflRun");
+	g_assert_true(g_regex_match_simple(
+		"^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{6})?Z$",
+		test_cli_json_str(obj, "timestamp"), 0, 0));
 	test_cli_daemon_stop(fixture, daemon, signum, FALSE);
 	test_cli_daemon_free(daemon);
 }
@@ -1340,7 +1394,8 @@ test_cli_run_logfmt(TestCliFixture *fixture, gconstpointer user_data)
 	json_error_t jerr;
 	g_autoptr(json_t) obj = json_loads(line, 0, &jerr);
 
-	g_assert_true(g_str_has_prefix(line, "ts="));
+	g_assert_true(g_str_has_prefix(line, "timestamp="));
+	g_assert_nonnull(strstr(line, " level=info event=\"" TEST_CLI_BANNER "\" logger=SflRun "));
 	g_assert_null(obj);
 	test_cli_daemon_stop(fixture, daemon, SIGTERM, TRUE);
 	test_cli_daemon_free(daemon);
@@ -1381,6 +1436,185 @@ test_cli_run_bad_config(TestCliFixture *fixture, gconstpointer user_data)
 	g_assert_true(
 		g_str_has_prefix(missing->err_lines[0], "sf2loki: cannot read config file: "));
 	g_assert_nonnull(strstr(missing->err_lines[0], absent));
+}
+
+/* --- nothing to ingest (original §6.4: a finite run exits 0) ------------------------------ */
+
+/* a valid configuration whose single org has @sources (a whole `sources:` section) */
+static gchar *
+test_cli_idle_config(TestCliFixture *fixture, const gchar *sources, const gchar *extra)
+{
+	g_autofree gchar *text =
+		g_strdup_printf("salesforce:\n"
+				"  client_id: abc\n"
+				"  username: integration@example.com\n"
+				"  private_key_file: %s\n"
+				"sink:\n"
+				"  loki:\n"
+				"    url: https://" TEST_CLI_LOKI_PUSH "\n"
+				"service: {health_addr: '127.0.0.1:0'}\n"
+				"%s%s",
+				fixture->key_path, sources, extra != NULL ? extra : "");
+	return test_cli_write(fixture, "idle.yaml", text);
+}
+
+/*
+ * `run` exits 0 on its own, says why with every one of @reasons, and ends before the
+ * checkpoint store is opened (no state file, no lock)
+ */
+static void
+test_cli_assert_idle_run(TestCliFixture *fixture, const gchar *path, const gchar *const *reasons)
+{
+	g_autoptr(TestCliResult) res = test_cli_run(fixture, NULL, "run", "--config", path, NULL);
+	g_autofree gchar *state = g_build_filename(fixture->dir, "state.json", NULL);
+	g_autofree gchar *lock = g_strconcat(state, ".lock", NULL);
+	g_autofree gchar *warning = NULL;
+	g_autofree gchar *last = NULL;
+
+	test_cli_assert_exit(res, 0);
+	g_assert_cmpstr(res->out, ==, "");
+	for (guint i = 0; res->err_lines[i] != NULL; i++) {
+		g_autoptr(json_t) obj = test_cli_parse_json_line(res->err_lines[i]);
+		const gchar *event = NULL;
+
+		if (obj == NULL)
+			g_test_message("not a JSON log line: %s", res->err_lines[i]);
+		g_assert_nonnull(obj);
+		event = test_cli_json_str(obj, "event");
+		if (g_str_has_prefix(event, "no source is enabled")) {
+			g_assert_cmpstr(test_cli_json_str(obj, "level"), ==, "warning");
+			g_assert_null(warning);
+			warning = g_strdup(event);
+		}
+		g_free(last);
+		last = g_strdup(event);
+	}
+	if (warning == NULL)
+		g_test_message("no reason logged; stderr:\n%s", res->err);
+	g_assert_nonnull(warning);
+	g_assert_true(g_str_has_suffix(warning, ": nothing to ingest; exiting"));
+	for (guint i = 0; reasons[i] != NULL; i++) {
+		if (strstr(warning, reasons[i]) == NULL)
+			g_test_message("the reason lacks '%s': %s", reasons[i], warning);
+		g_assert_nonnull(strstr(warning, reasons[i]));
+	}
+	g_assert_cmpstr(last, ==, "sf2loki stopped (no enabled source)");
+	g_assert_false(g_file_test(state, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(lock, G_FILE_TEST_EXISTS));
+}
+
+/* `check` accepts it (exit 0, "config check OK") and warns on one stderr line */
+static void
+test_cli_assert_idle_check(TestCliFixture *fixture, const gchar *path, const gchar *reason)
+{
+	g_autoptr(TestCliResult) res = test_cli_run(fixture, NULL, "check", "--config", path, NULL);
+
+	test_cli_assert_exit(res, 0);
+	g_assert_cmpstr(res->out, ==, "config check OK\n");
+	g_assert_cmpuint(g_strv_length(res->err_lines), ==, 1);
+	g_assert_true(g_str_has_prefix(res->err_lines[0], "warning: no source is enabled"));
+	g_assert_nonnull(strstr(res->err_lines[0], reason));
+	g_assert_true(g_str_has_suffix(res->err_lines[0],
+				       ": `sf2loki run` has nothing to ingest and exits 0"));
+}
+
+/* every source off (the defaults), and ApexLog, which this version does not have */
+static void
+test_cli_run_no_source(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autofree gchar *path =
+		test_cli_idle_config(fixture, "sources:\n  apexlog: {enabled: true}\n", NULL);
+	static const gchar *const reasons[] = {
+		"no source is enabled (",
+		"sources.eventlogfile.enabled is false",
+		"sources.eventlog_objects.enabled is false",
+		"sources.pubsub.topics is empty",
+		"sources.apexlog is not implemented in this version",
+		NULL,
+	};
+
+	test_cli_assert_idle_run(fixture, path, reasons);
+	test_cli_assert_idle_check(fixture, path, "sources.pubsub.topics is empty");
+}
+
+/* a Pub/Sub-only configuration whose topic list resolves to nothing offline */
+static void
+test_cli_run_no_topics(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autofree gchar *path = test_cli_idle_config(
+		fixture,
+		"sources:\n"
+		"  pubsub: {topics: [/event/LoginEventStream], exclude: ['/event/Login*']}\n"
+		"  eventlog_objects: {enabled: true, objects: []}\n",
+		NULL);
+	static const gchar *const reasons[] = {
+		"sources.pubsub.include/exclude leave none of sources.pubsub.topics",
+		"sources.eventlog_objects.objects is empty",
+		NULL,
+	};
+
+	test_cli_assert_idle_run(fixture, path, reasons);
+	test_cli_assert_idle_check(fixture, path, "leave none of sources.pubsub.topics");
+}
+
+/* under a coordinator every replica ends at once too, without touching the lease */
+static void
+test_cli_run_no_source_ha(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autofree gchar *lease = g_build_filename(fixture->dir, "leader.lease", NULL);
+	g_autofree gchar *coordinate = g_strdup_printf(
+		"coordinate:\n  type: file_lease\n  file_lease: {path: '%s'}\n", lease);
+	g_autofree gchar *path =
+		test_cli_idle_config(fixture, "sources: {pubsub: {enabled: false}}\n", coordinate);
+	static const gchar *const reasons[] = { "sources.pubsub.enabled is false", NULL };
+
+	test_cli_assert_idle_run(fixture, path, reasons);
+	g_assert_false(g_file_test(lease, G_FILE_TEST_EXISTS));
+}
+
+/* two orgs; west has Pub/Sub @topics, east no source at all */
+static gchar *
+test_cli_orgs_config(TestCliFixture *fixture, const gchar *name, const gchar *topics)
+{
+	g_autofree gchar *sf = g_strdup_printf("    salesforce:\n"
+					       "      client_id: abc\n"
+					       "      username: integration@example.com\n"
+					       "      private_key_file: %s\n",
+					       fixture->key_path);
+	g_autofree gchar *text =
+		g_strdup_printf("orgs:\n"
+				"  - name: east\n%s"
+				"  - name: west\n%s"
+				"    sources: {pubsub: {topics: %s, include: ['/event/Api*']}}\n"
+				"sink:\n"
+				"  loki:\n"
+				"    url: https://" TEST_CLI_LOKI_PUSH "\n"
+				"service: {health_addr: '127.0.0.1:0'}\n",
+				sf, sf, topics);
+
+	return test_cli_write(fixture, name, text);
+}
+
+/* multi-org: only when no org has anything to read, each org named with its reasons */
+static void
+test_cli_run_no_source_orgs(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autofree gchar *busy = test_cli_orgs_config(fixture, "orgs-busy.yaml", "['*']");
+	g_autofree gchar *idle = test_cli_orgs_config(fixture, "orgs-idle.yaml", "[]");
+	g_autoptr(TestCliResult) check = NULL;
+	static const gchar *const reasons[] = {
+		"no source is enabled in any org (orgs[0] (east): sources.eventlogfile.enabled is "
+		"false, ",
+		"; orgs[1] (west): sources.eventlogfile.enabled is false, ",
+		NULL,
+	};
+
+	/* "*" is resolved by discovery at run time, so west counts as a source offline */
+	check = test_cli_run(fixture, NULL, "check", "--config", busy, NULL);
+	test_cli_assert_check_ok(check);
+
+	test_cli_assert_idle_run(fixture, idle, reasons);
+	test_cli_assert_idle_check(fixture, idle, "in any org");
 }
 
 /* --- main ---------------------------------------------------------------------------------- */
@@ -1442,6 +1676,10 @@ main(int argc, char **argv)
 	TEST_CLI_ADD("/sfl/cli/run/logfmt", test_cli_run_logfmt);
 	TEST_CLI_ADD("/sfl/cli/run/bad-config", test_cli_run_bad_config);
 	TEST_CLI_ADD("/sfl/cli/run/banner-fields", test_cli_run_banner_fields);
+	TEST_CLI_ADD("/sfl/cli/run/no-source", test_cli_run_no_source);
+	TEST_CLI_ADD("/sfl/cli/run/no-topics", test_cli_run_no_topics);
+	TEST_CLI_ADD("/sfl/cli/run/no-source-ha", test_cli_run_no_source_ha);
+	TEST_CLI_ADD("/sfl/cli/run/no-source-orgs", test_cli_run_no_source_orgs);
 
 	ret = g_test_run();
 	g_free(test_cli_bin);

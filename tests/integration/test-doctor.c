@@ -104,6 +104,10 @@ static const gchar *const healthy_sources =
 
 /* the sources of the cases that check no Salesforce source */
 #define NO_SOURCES "  pubsub: {enabled: false}\n  eventlogfile: {enabled: false}\n"
+/* the cases that run a daemon beside the doctor: with no source `run` exits at once, so one
+ * EventLogFile type keeps it up */
+#define DAEMON_SOURCES                                                                             \
+	"  pubsub: {enabled: false}\n  eventlogfile: {enabled: true, event_types: [API]}\n"
 
 typedef struct {
 	gboolean wrong_key;	/* the key the connected app does not know */
@@ -607,7 +611,7 @@ static const Scenario state_corrupt = {
 static void
 test_state_locked(Fx *fx)
 {
-	const Cfg cfg = { .sources = NO_SOURCES };
+	const Cfg cfg = { .sources = DAEMON_SOURCES };
 	SflTestDaemon *d = NULL;
 	g_autofree gchar *pid = NULL;
 
@@ -628,7 +632,7 @@ test_state_locked(Fx *fx)
 static void
 test_lease_live(Fx *fx)
 {
-	Cfg cfg = { .sources = NO_SOURCES };
+	Cfg cfg = { .sources = DAEMON_SOURCES };
 	SflTestDaemon *d = NULL;
 	g_autofree gchar *extra = NULL;
 	const Expect no_lease = {

@@ -33,6 +33,8 @@ typedef struct {
 	gchar *config;
 	gchar *lease;
 	GPtrArray *replicas;
+	gchar *sf_base; /* NULL: the Salesforce simulator could not start, the test was skipped */
+	GSubprocess *sf_proc;
 } Fixture;
 
 static Replica *
@@ -113,10 +115,12 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	g_assert_no_error(error);
 	fx->config = g_build_filename(fx->dir, "config.yaml", NULL);
 	fx->lease = g_build_filename(fx->dir, "leader.lease", NULL);
-	yaml = g_strdup_printf("salesforce:\n"
-			       "  client_id: cid\n"
-			       "  username: u@example.com\n"
-			       "  private_key: key\n"
+	fx->replicas = sfl_test_replicas_new();
+	/* a replica needs a source, or it exits at once; the source needs a token */
+	fx->sf_base = sfl_test_sf_sim_start(NULL, &fx->sf_proc);
+	if (fx->sf_base == NULL)
+		return;
+	yaml = g_strdup_printf(SFL_TEST_SF_SIM_SALESFORCE SFL_TEST_IDLE_SOURCES
 			       "sink:\n"
 			       "  loki: {url: 'http://127.0.0.1:9/loki/api/v1/push'}\n"
 			       "state:\n"
@@ -124,10 +128,9 @@ fixture_setup(Fixture *fx, gconstpointer data)
 			       "coordinate:\n"
 			       "  type: file_lease\n"
 			       "  file_lease: {path: '%s', ttl: %dms, renew_interval: %dms}\n",
-			       fx->dir, fx->lease, TTL_MS, RENEW_MS);
+			       fx->sf_base, fx->dir, fx->lease, TTL_MS, RENEW_MS);
 	g_file_set_contents(fx->config, yaml, -1, &error);
 	g_assert_no_error(error);
-	fx->replicas = sfl_test_replicas_new();
 }
 
 static void
@@ -140,6 +143,8 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	g_ptr_array_unref(fx->replicas);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
+	sfl_test_proc_stop(&fx->sf_proc);
+	g_free(fx->sf_base);
 	dir = g_dir_open(fx->dir, 0, NULL);
 	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
 		g_autofree gchar *path = g_build_filename(fx->dir, name, NULL);
@@ -154,14 +159,19 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 static void
 test_one_leader_and_kill(Fixture *fx, gconstpointer data)
 {
-	Replica *a = replica_start(fx, "replica-a");
-	Replica *b = replica_start(fx, "replica-b");
+	Replica *a = NULL;
+	Replica *b = NULL;
 	Replica *leader;
 	Replica *standby;
 	RenewWatch watch = { 0 };
 	g_auto(Lease) lease = { 0 };
 	gint64 killed_at;
 	guint64 first_epoch;
+
+	if (fx->sf_base == NULL)
+		return;
+	a = replica_start(fx, "replica-a");
+	b = replica_start(fx, "replica-b");
 
 	g_assert_true(wait_until(fx, sfl_test_replicas_lead_cond, fx->replicas));
 	leader = sfl_test_replicas_leader(fx->replicas);
@@ -191,12 +201,15 @@ test_one_leader_and_kill(Fixture *fx, gconstpointer data)
 static void
 test_frozen_leader_surrenders(Fixture *fx, gconstpointer data)
 {
-	Replica *a = replica_start(fx, "replica-a");
+	Replica *a = NULL;
 	Replica *leader;
 	Replica *other;
 	g_auto(Lease) lease = { 0 };
 	guint64 new_epoch;
 
+	if (fx->sf_base == NULL)
+		return;
+	a = replica_start(fx, "replica-a");
 	g_assert_true(wait_until(fx, sfl_test_replica_leads_cond, a));
 	leader = a;
 	other = replica_start(fx, "replica-b");

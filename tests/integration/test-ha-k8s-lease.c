@@ -61,11 +61,12 @@ write_config(Fixture *fx, const gchar *name, const gchar *kubeconfig, const gcha
 	g_autofree gchar *yaml = NULL;
 
 	if (sources == NULL) {
+		/* a replica needs a source, or it exits at once; the source needs only a token */
+		if (fx->sf_base == NULL)
+			fx->sf_base = sfl_test_sf_sim_start(NULL, &fx->sf_proc);
+		g_assert_nonnull(fx->sf_base);
 		yaml = g_strdup_printf(
-			"salesforce:\n"
-			"  client_id: cid\n"
-			"  username: u@example.com\n"
-			"  private_key: key\n"
+			SFL_TEST_SF_SIM_SALESFORCE SFL_TEST_IDLE_SOURCES
 			"sink:\n"
 			"  loki: {url: 'http://127.0.0.1:9/loki/api/v1/push'}\n"
 			"state:\n"
@@ -75,7 +76,7 @@ write_config(Fixture *fx, const gchar *name, const gchar *kubeconfig, const gcha
 			"  type: k8s_lease\n"
 			"  k8s_lease: {identity: %s, kubeconfig: '%s', lease_duration: %dms, "
 			"renew_interval: %dms}\n",
-			fx->state, name, kube, DURATION_MS, RENEW_MS);
+			fx->sf_base, fx->state, name, kube, DURATION_MS, RENEW_MS);
 	} else {
 		SflTestSims sims = { .sf_base = fx->sf_base, .key_path = fx->key_path };
 		g_autofree gchar *head = sfl_test_sims_config(&sims, NULL, fx->loki_base);

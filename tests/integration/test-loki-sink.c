@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sfl-autocleanups.h"
@@ -32,11 +33,14 @@ static GString *test_log;
 typedef struct {
 	const gchar *tenant;
 	const gchar *token;
+	gboolean tls;
 } SimArgs;
 
-static const SimArgs sim_plain = { NULL, NULL };
-static const SimArgs sim_tenant_token = { TEST_TENANT, TEST_TOKEN };
-static const SimArgs sim_token_only = { NULL, TEST_TOKEN };
+static const SimArgs sim_plain = { NULL, NULL, FALSE };
+static const SimArgs sim_tenant_token = { TEST_TENANT, TEST_TOKEN, FALSE };
+static const SimArgs sim_token_only = { NULL, TEST_TOKEN, FALSE };
+static const SimArgs sim_tenant_only = { TEST_TENANT, NULL, FALSE };
+static const SimArgs sim_tls = { NULL, NULL, TRUE };
 
 typedef struct {
 	GSubprocess *sim;
@@ -44,6 +48,7 @@ typedef struct {
 	gchar *push_url;
 	SflCurlLoop *loop;
 	SflLabelsInterner *interner;
+	gchar *tls_dir; /* the simulator's cert.pem (its own CA), with sim_tls */
 	gboolean skip;
 } Fixture;
 
@@ -83,7 +88,7 @@ static void
 fixture_setup(Fixture *fx, gconstpointer data)
 {
 	const SimArgs *args = data;
-	const gchar *argv[5] = { NULL };
+	const gchar *argv[7] = { NULL };
 	guint n = 0;
 
 	if (args->tenant != NULL) {
@@ -94,13 +99,31 @@ fixture_setup(Fixture *fx, gconstpointer data)
 		argv[n++] = "--token";
 		argv[n++] = args->token;
 	}
+	if (args->tls) {
+		g_autoptr(GError) error = NULL;
+
+		fx->tls_dir = g_dir_make_tmp("sfl-loki-tls-XXXXXX", &error);
+		g_assert_no_error(error);
+		argv[n++] = "--tls";
+		argv[n++] = fx->tls_dir;
+	}
 	fx->base = sfl_test_loki_sim_start(argv, &fx->sim);
 	if (fx->base == NULL) {
 		fx->skip = TRUE;
 		return;
 	}
-	fx->push_url = g_strconcat(fx->base, "/loki/api/v1/push", NULL);
 	fx->loop = sfl_curl_loop_new();
+	if (args->tls) {
+		/* the helper names the plain scheme; the control calls trust the simulator's CA */
+		g_autofree gchar *cert = g_build_filename(fx->tls_dir, "cert.pem", NULL);
+		g_autofree gchar *https =
+			g_strconcat("https://", fx->base + strlen("http://"), NULL);
+
+		g_free(fx->base);
+		fx->base = g_steal_pointer(&https);
+		sfl_curl_loop_set_ca_file(fx->loop, cert);
+	}
+	fx->push_url = g_strconcat(fx->base, "/loki/api/v1/push", NULL);
 	fx->interner = sfl_labels_interner_new();
 }
 
@@ -122,6 +145,12 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	/* let sources destroyed above release their data */
 	while (g_main_context_iteration(NULL, FALSE))
 		;
+	if (fx->tls_dir != NULL) {
+		g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", fx->tls_dir);
+
+		g_assert_cmpint(system(cmd), ==, 0);
+	}
+	g_free(fx->tls_dir);
 }
 
 static SflSink *
@@ -520,7 +549,7 @@ test_unauthorized_401(Fixture *fx, gconstpointer data)
 }
 
 static void
-test_unauthorized_bearer(Fixture *fx, gconstpointer data)
+test_unauthorized_token_only(Fixture *fx, gconstpointer data)
 {
 	g_autoptr(SflBatch) batch = NULL;
 	g_autoptr(SflSinkResult) result = NULL;
@@ -535,44 +564,244 @@ test_unauthorized_bearer(Fixture *fx, gconstpointer data)
 	g_assert_null(strstr(result->detail, TEST_WRONG_TOKEN));
 }
 
-static void
-test_tenant_basic_auth(Fixture *fx, gconstpointer data)
-{
-	g_autoptr(SflBatch) batch = NULL;
-	g_autoptr(SflSinkResult) result = NULL;
-	g_autoptr(json_t) received = NULL;
-	json_t *push = NULL;
+/*
+ * The headers the simulator received with one push, against original §3.2. The expected
+ * Authorization values were computed by Python's base64.b64encode, not by this code base.
+ */
+typedef struct {
+	const gchar *url_userinfo; /* put into the push URL, or NULL */
+	const gchar *tenant;
+	const gchar *token;
+	const gchar *authorization; /* the whole value, or NULL for no header */
+	const gchar *org_id;	    /* X-Scope-OrgID, or NULL for no header */
+	const gchar *names;	    /* every header name, sorted, lower case */
+} AuthCase;
 
-	(void)data;
-	if (fx->skip)
-		return;
-	batch = test_batch(fx);
-	result = test_push_with_fault(fx, NULL, batch, TEST_TENANT, TEST_TOKEN);
-	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
-	received = test_received(fx);
-	push = json_array_get(json_object_get(received, "pushes"), 0);
-	g_assert_cmpstr(json_string_value(json_object_get(push, "org_id")), ==, TEST_TENANT);
-	g_assert_cmpstr(json_string_value(json_object_get(push, "auth")), ==, "Basic");
+static const AuthCase auth_tenant_token = {
+	NULL,
+	TEST_TENANT,
+	TEST_TOKEN,
+	/* base64("acme:tok-9f8e7d6c5b4a-secret") */
+	"Basic YWNtZTp0b2stOWY4ZTdkNmM1YjRhLXNlY3JldA==",
+	NULL,
+	"accept authorization content-encoding content-length content-type host user-agent",
+};
+static const AuthCase auth_token_only = {
+	NULL,
+	NULL,
+	TEST_TOKEN,
+	/* base64(":tok-9f8e7d6c5b4a-secret"): an empty user, never Bearer */
+	"Basic OnRvay05ZjhlN2Q2YzViNGEtc2VjcmV0",
+	NULL,
+	"accept authorization content-encoding content-length content-type host user-agent",
+};
+static const AuthCase auth_tenant_only = {
+	NULL,
+	TEST_TENANT,
+	NULL,
+	NULL,
+	TEST_TENANT,
+	"accept content-encoding content-length content-type host user-agent x-scope-orgid",
+};
+static const AuthCase auth_none = {
+	NULL, NULL, NULL,
+	NULL, NULL, "accept content-encoding content-length content-type host user-agent",
+};
+static const AuthCase auth_url_userinfo = {
+	"url-user:url-pass-7c1e",
+	NULL,
+	TEST_TOKEN,
+	/* base64("url-user:url-pass-7c1e"): the URL's credentials win over the token */
+	"Basic dXJsLXVzZXI6dXJsLXBhc3MtN2MxZQ==",
+	NULL,
+	"accept authorization content-encoding content-length content-type host user-agent",
+};
+
+static gchar *
+test_header_names(json_t *push)
+{
+	json_t *names = json_object_get(push, "header_names");
+	g_autoptr(GPtrArray) parts = g_ptr_array_new();
+	json_t *name = NULL;
+	gsize i = 0;
+
+	g_assert_true(json_is_array(names));
+	json_array_foreach (names, i, name)
+		g_ptr_array_add(parts, (gpointer)json_string_value(name));
+	g_ptr_array_add(parts, NULL);
+	return g_strjoinv(" ", (gchar **)parts->pdata);
 }
 
 static void
-test_bearer_auth(Fixture *fx, gconstpointer data)
+test_auth_headers(Fixture *fx, gconstpointer data)
 {
+	const AuthCase *c = data;
+	SflLokiConfig cfg = { 0 };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflSink) sink = NULL;
 	g_autoptr(SflBatch) batch = NULL;
 	g_autoptr(SflSinkResult) result = NULL;
 	g_autoptr(json_t) received = NULL;
+	g_autofree gchar *url = NULL;
+	g_autofree gchar *names = NULL;
+	json_t *pushes = NULL;
 	json_t *push = NULL;
+
+	if (fx->skip)
+		return;
+	url = c->url_userinfo != NULL ? g_strdup_printf("http://%s@%s", c->url_userinfo,
+							fx->push_url + strlen("http://"))
+				      : g_strdup(fx->push_url);
+	cfg.url = url;
+	cfg.tenant_id = (gchar *)c->tenant;
+	cfg.auth_token = (gchar *)c->token;
+	cfg.encoding = SFL_LOKI_ENCODING_PROTOBUF;
+	cfg.compression = SFL_LOKI_COMPRESSION_SNAPPY;
+	sink = sfl_loki_sink_new(fx->loop, &cfg, &error);
+	g_assert_no_error(error);
+	batch = test_batch(fx);
+	result = test_push(sink, batch, NULL, &error);
+	g_assert_no_error(error);
+	/* the simulator enforces the same rule when it was given the tenant and token */
+	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	received = test_received(fx);
+	pushes = json_object_get(received, "pushes");
+	g_assert_cmpuint(json_array_size(pushes), ==, 1);
+	push = json_array_get(pushes, 0);
+	g_assert_cmpstr(json_string_value(json_object_get(push, "authorization")), ==,
+			c->authorization);
+	g_assert_cmpstr(json_string_value(json_object_get(push, "org_id")), ==, c->org_id);
+	names = test_header_names(push);
+	g_assert_cmpstr(names, ==, c->names);
+}
+
+typedef struct {
+	const SimArgs *sim;
+	const AuthCase *auth;
+} AuthTest;
+
+static const AuthTest auth_test_tenant_token = { &sim_tenant_token, &auth_tenant_token };
+static const AuthTest auth_test_token_only = { &sim_token_only, &auth_token_only };
+static const AuthTest auth_test_tenant_only = { &sim_tenant_only, &auth_tenant_only };
+static const AuthTest auth_test_none = { &sim_plain, &auth_none };
+static const AuthTest auth_test_url_userinfo = { &sim_plain, &auth_url_userinfo };
+
+static void
+auth_fixture_setup(Fixture *fx, gconstpointer data)
+{
+	fixture_setup(fx, ((const AuthTest *)data)->sim);
+}
+
+static void
+auth_fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	fixture_teardown(fx, ((const AuthTest *)data)->sim);
+}
+
+static void
+test_auth_case(Fixture *fx, gconstpointer data)
+{
+	test_auth_headers(fx, ((const AuthTest *)data)->auth);
+}
+
+/*
+ * sink.loki.ca_file is Loki's trust and only Loki's: with it the sink reaches a Loki whose
+ * CA no default knows, and without it the same Loki is refused even though the loop's default
+ * trust (what SSL_CERT_FILE sets) holds that CA only when asked for.
+ */
+static void
+test_tls_ca_file(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *cert = NULL;
+	g_autofree gchar *other_dir = NULL;
+	g_autofree gchar *other_cert = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflCurlLoop) bare = NULL;
+	g_autofree gchar *endpoint = NULL;
 
 	(void)data;
 	if (fx->skip)
 		return;
-	batch = test_batch(fx);
-	result = test_push_with_fault(fx, NULL, batch, NULL, TEST_TOKEN);
-	g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
-	received = test_received(fx);
-	push = json_array_get(json_object_get(received, "pushes"), 0);
-	g_assert_true(json_is_null(json_object_get(push, "org_id")));
-	g_assert_cmpstr(json_string_value(json_object_get(push, "auth")), ==, "Bearer");
+	cert = g_build_filename(fx->tls_dir, "cert.pem", NULL);
+	endpoint = g_strdup(fx->base + strlen("https://"));
+
+	/* sink.loki.ca_file: trusted, on a loop whose default trust does not know the CA */
+	bare = sfl_curl_loop_new();
+	sfl_curl_loop_set_ca_file(bare, NULL);
+	{
+		SflLokiConfig cfg = { .url = fx->push_url, .ca_file = cert };
+		g_autoptr(SflSink) sink = sfl_loki_sink_new(bare, &cfg, &error);
+		g_autoptr(SflBatch) batch = test_batch(fx);
+		g_autoptr(SflSinkResult) result = NULL;
+
+		g_assert_no_error(error);
+		result = test_push(sink, batch, NULL, &error);
+		g_assert_no_error(error);
+		g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	}
+	/* no ca_file: the system store does not know a self-signed CA; the error names Loki */
+	{
+		SflLokiConfig cfg = { .url = fx->push_url };
+		g_autoptr(SflSink) sink = sfl_loki_sink_new(bare, &cfg, &error);
+		g_autoptr(SflBatch) batch = test_batch(fx);
+		g_autoptr(SflSinkResult) result = NULL;
+
+		g_assert_no_error(error);
+		result = test_push(sink, batch, NULL, &error);
+		g_assert_no_error(error);
+		g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+		g_assert_cmpuint(result->status, ==, 0);
+		g_test_message("untrusted: %s", result->detail);
+		g_assert_nonnull(strstr(result->detail, endpoint));
+		g_assert_nonnull(strstr(result->detail, "certificate"));
+	}
+	/*
+	 * ca_file set to another CA while the loop's default trusts Loki's: the sink's own CA is
+	 * all it trusts, so the push is refused
+	 */
+	other_dir = g_dir_make_tmp("sfl-loki-tls-other-XXXXXX", &error);
+	g_assert_no_error(error);
+	other_cert = g_build_filename(other_dir, "ca.pem", NULL);
+	{
+		g_autofree gchar *cmd = g_strdup_printf(
+			"openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s/ca.key' -out '%s' "
+			"-days 2 -subj /CN=other-ca >/dev/null 2>&1",
+			other_dir, other_cert);
+
+		g_assert_cmpint(system(cmd), ==, 0);
+	}
+	{
+		SflLokiConfig cfg = { .url = fx->push_url, .ca_file = other_cert };
+		g_autoptr(SflSink) sink = sfl_loki_sink_new(fx->loop, &cfg, &error);
+		g_autoptr(SflBatch) batch = test_batch(fx);
+		g_autoptr(SflSinkResult) result = NULL;
+
+		g_assert_no_error(error);
+		result = test_push(sink, batch, NULL, &error);
+		g_assert_no_error(error);
+		g_assert_cmpint(result->outcome, ==, SFL_SINK_RETRY);
+		g_assert_nonnull(strstr(result->detail, endpoint));
+	}
+	/* and without ca_file the loop's default (here the simulator's CA) is used */
+	{
+		SflLokiConfig cfg = { .url = fx->push_url };
+		g_autoptr(SflSink) sink = sfl_loki_sink_new(fx->loop, &cfg, &error);
+		g_autoptr(SflBatch) batch = test_batch(fx);
+		g_autoptr(SflSinkResult) result = NULL;
+
+		g_assert_no_error(error);
+		result = test_push(sink, batch, NULL, &error);
+		g_assert_no_error(error);
+		g_assert_cmpint(result->outcome, ==, SFL_SINK_OK);
+	}
+	g_clear_object(&bare);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	{
+		g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", other_dir);
+
+		g_assert_cmpint(system(cmd), ==, 0);
+	}
 }
 
 static void
@@ -723,10 +952,13 @@ test_no_secret_in_logs(void)
 	g_assert_nonnull(strstr(test_log->str, "push answered HTTP 401"));
 	g_assert_null(strstr(test_log->str, TEST_TOKEN));
 	g_assert_null(strstr(test_log->str, TEST_WRONG_TOKEN));
+	g_assert_null(strstr(test_log->str, "url-pass-7c1e"));
 	g_mutex_unlock(&test_log_lock);
 }
 
 #define ADD(path, args, func) g_test_add(path, Fixture, args, fixture_setup, func, fixture_teardown)
+#define AUTH(path, test)                                                                           \
+	g_test_add(path, Fixture, test, auth_fixture_setup, test_auth_case, auth_fixture_teardown)
 
 int
 main(int argc, char **argv)
@@ -745,9 +977,14 @@ main(int argc, char **argv)
 	ADD("/sfl/loki-sink/reconnect-after-reset", &sim_plain, test_reconnect_after_reset);
 	ADD("/sfl/loki-sink/reconnect-after-timeout", &sim_plain, test_reconnect_after_timeout);
 	ADD("/sfl/loki-sink/unauthorized-401", &sim_tenant_token, test_unauthorized_401);
-	ADD("/sfl/loki-sink/unauthorized-bearer", &sim_token_only, test_unauthorized_bearer);
-	ADD("/sfl/loki-sink/tenant-basic-auth", &sim_tenant_token, test_tenant_basic_auth);
-	ADD("/sfl/loki-sink/bearer-auth", &sim_token_only, test_bearer_auth);
+	ADD("/sfl/loki-sink/unauthorized-token-only", &sim_token_only,
+	    test_unauthorized_token_only);
+	AUTH("/sfl/loki-sink/auth-tenant-and-token", &auth_test_tenant_token);
+	AUTH("/sfl/loki-sink/auth-token-only", &auth_test_token_only);
+	AUTH("/sfl/loki-sink/auth-tenant-only", &auth_test_tenant_only);
+	AUTH("/sfl/loki-sink/auth-none", &auth_test_none);
+	AUTH("/sfl/loki-sink/auth-url-userinfo", &auth_test_url_userinfo);
+	ADD("/sfl/loki-sink/tls-ca-file", &sim_tls, test_tls_ca_file);
 	ADD("/sfl/loki-sink/bad-request-400", &sim_plain, test_bad_request_400);
 	ADD("/sfl/loki-sink/oversized-413", &sim_plain, test_oversized_413);
 	ADD("/sfl/loki-sink/checkpoint-only", &sim_plain, test_checkpoint_only);

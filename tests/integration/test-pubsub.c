@@ -10,11 +10,13 @@
 #include <string.h>
 
 #include "pubsub_api.pb-c.h"
+#include "sfl-autocleanups.h"
 #include "sfl-checkpoint-store.h"
 #include "sfl-config.h"
 #include "sfl-error.h"
 #include "sfl-grpc.h"
 #include "sfl-memory-store.h"
+#include "sfl-metrics.h"
 #include "sfl-pipeline.h"
 #include "sfl-pubsub-source.h"
 #include "sfl-sf-auth.h"
@@ -55,8 +57,22 @@ typedef struct {
 	SflPipeline *pipeline;
 	SflSource *source;
 	SflLabelsInterner *interner;
+	SflMetrics *metrics;
 	gboolean skip;
 } Fx;
+
+/* warnings and criticals of the source, for the tests that check what it says */
+static GPtrArray *test_logged;
+
+static gboolean
+fx_logged(const gchar *needle)
+{
+	for (guint i = 0; i < test_logged->len; i++) {
+		if (strstr(g_ptr_array_index(test_logged, i), needle) != NULL)
+			return TRUE;
+	}
+	return FALSE;
+}
 
 static void
 fx_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data)
@@ -175,6 +191,8 @@ fx_setup(Fx *fx, const gchar *keepalive_ms, const gchar *pubsub_yaml, gint64 que
 	fx->store = sfl_memory_store_new(fx->backing);
 	fx->sink = g_object_new(SFL_TEST_TYPE_CAPTURE, NULL);
 	fx->interner = sfl_labels_interner_new();
+	fx->metrics = sfl_metrics_new();
+	g_ptr_array_set_size(test_logged, 0);
 }
 
 static void
@@ -202,6 +220,7 @@ fx_start(Fx *fx, gint64 watchdog_usec)
 	ctx.clock = fx->system;
 	ctx.static_labels = labels;
 	ctx.key_prefix = "";
+	ctx.metrics = fx->metrics;
 	sfl_source_start(fx->source, &ctx);
 }
 
@@ -245,6 +264,7 @@ fx_teardown(Fx *fx)
 	g_clear_pointer(&fx->backing, sfl_memory_backing_unref);
 	g_clear_object(&fx->auth);
 	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);
+	g_clear_pointer(&fx->metrics, sfl_metrics_unref);
 	g_clear_pointer(&fx->system, sfl_clock_unref);
 	g_clear_pointer(&fx->config, sfl_config_free);
 	fx_kill(&fx->ps_proc);
@@ -579,6 +599,181 @@ test_grpc_trailers_only(void)
 	call_teardown(&fx, &st);
 }
 
+/*
+ * A bare HTTP/2 peer that refuses a call the way grpc servers do, without reading the body:
+ * once it has the request's first DATA frame it answers Trailers-Only, followed (in the same
+ * write) by RST_STREAM NO_ERROR when that frame left the client's side open (wire-facts
+ * §2.4). Frames are only split by their 9-byte headers, so no HPACK decoder is needed.
+ */
+typedef struct {
+	GSocket *listener;
+	GThread *thread;
+	guint16 port;
+	gboolean got_data;
+	guint8 data_flags;
+	gboolean sent_rst;
+} RefusingPeer;
+
+static gboolean
+peer_read(GSocket *sock, guint8 *buf, gsize len)
+{
+	gsize got = 0;
+
+	while (got < len) {
+		gssize n = g_socket_receive(sock, (gchar *)buf + got, len - got, NULL, NULL);
+		if (n <= 0)
+			return FALSE;
+		got += (gsize)n;
+	}
+	return TRUE;
+}
+
+static void
+peer_frame(GByteArray *out, guint8 type, guint8 flags, guint32 stream, const guint8 *payload,
+	   gsize len)
+{
+	guint8 head[9] = { (guint8)(len >> 16),
+			   (guint8)(len >> 8),
+			   (guint8)len,
+			   type,
+			   flags,
+			   (guint8)(stream >> 24),
+			   (guint8)(stream >> 16),
+			   (guint8)(stream >> 8),
+			   (guint8)stream };
+
+	g_byte_array_append(out, head, sizeof(head));
+	if (len > 0)
+		g_byte_array_append(out, payload, (guint)len);
+}
+
+/* an HPACK literal header field without indexing, new name, no Huffman coding */
+static void
+peer_field(GByteArray *block, const gchar *name, const gchar *value)
+{
+	guint8 n = (guint8)strlen(name);
+	guint8 v = (guint8)strlen(value);
+
+	g_assert_cmpuint(strlen(name), <, 127);
+	g_assert_cmpuint(strlen(value), <, 127);
+	g_byte_array_append(block, (const guint8 *)"\0", 1);
+	g_byte_array_append(block, &n, 1);
+	g_byte_array_append(block, (const guint8 *)name, n);
+	g_byte_array_append(block, &v, 1);
+	g_byte_array_append(block, (const guint8 *)value, v);
+}
+
+static gpointer
+peer_thread(gpointer data)
+{
+	RefusingPeer *peer = data;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GSocket) sock = g_socket_accept(peer->listener, NULL, &error);
+	g_autoptr(GByteArray) out = g_byte_array_new();
+	g_autoptr(GByteArray) block = g_byte_array_new();
+	guint8 buf[16384];
+	const guint8 status_200 = 0x88; /* :status 200, HPACK static table entry 8 */
+	const guint8 no_error[4] = { 0 };
+
+	g_assert_no_error(error);
+	g_socket_set_timeout(sock, 60);
+	g_assert_true(peer_read(sock, buf, 24)); /* the connection preface */
+	while (!peer->got_data) {
+		guint32 len = 0;
+		guint32 stream = 0;
+
+		g_assert_true(peer_read(sock, buf, 9));
+		len = ((guint32)buf[0] << 16) | ((guint32)buf[1] << 8) | buf[2];
+		stream = (((guint32)buf[5] << 24) | ((guint32)buf[6] << 16) |
+			  ((guint32)buf[7] << 8) | buf[8]) &
+			 0x7fffffff;
+		g_assert_cmpuint(len, <=, sizeof(buf));
+		if (buf[3] == 0x0 && stream == 1) {
+			peer->got_data = TRUE;
+			peer->data_flags = buf[4];
+		}
+		g_assert_true(peer_read(sock, buf, len));
+	}
+	g_byte_array_append(block, &status_200, 1);
+	peer_field(block, "content-type", "application/grpc");
+	peer_field(block, "grpc-status", "16");
+	peer_field(block, "grpc-message", "missing auth headers");
+	peer_field(block, "error-code", "sfdc.platform.eventbus.grpc.service.auth.error");
+	peer_frame(out, 0x4, 0x0, 0, NULL, 0);		       /* SETTINGS */
+	peer_frame(out, 0x4, 0x1, 0, NULL, 0);		       /* SETTINGS ACK */
+	peer_frame(out, 0x1, 0x5, 1, block->data, block->len); /* END_STREAM | END_HEADERS */
+	peer->sent_rst = (peer->data_flags & 0x1) == 0;
+	if (peer->sent_rst)
+		peer_frame(out, 0x3, 0x0, 1, no_error, sizeof(no_error));
+	g_assert_cmpint(g_socket_send(sock, (const gchar *)out->data, out->len, NULL, NULL), ==,
+			(gssize)out->len);
+	/* until the client hangs up: closing with its bytes unread would reset the connection */
+	while (g_socket_receive(sock, (gchar *)buf, sizeof(buf), NULL, NULL) > 0)
+		;
+	return NULL;
+}
+
+static void
+peer_start(RefusingPeer *peer)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GInetAddress) lo = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
+	g_autoptr(GSocketAddress) any = g_inet_socket_address_new(lo, 0);
+	g_autoptr(GSocketAddress) bound = NULL;
+
+	peer->listener = g_socket_new(G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+				      G_SOCKET_PROTOCOL_TCP, &error);
+	g_assert_no_error(error);
+	g_assert_true(g_socket_bind(peer->listener, any, FALSE, &error));
+	g_assert_true(g_socket_listen(peer->listener, &error));
+	g_socket_set_timeout(peer->listener, 60);
+	bound = g_socket_get_local_address(peer->listener, &error);
+	g_assert_no_error(error);
+	peer->port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
+	peer->thread = g_thread_new("refusing-peer", peer_thread, peer);
+}
+
+static gboolean
+call_state_done(gpointer fixture, gpointer data)
+{
+	return ((CallState *)data)->done;
+}
+
+/*
+ * A half-closed call's END_STREAM goes with its DATA frame (wire-facts §2.4). Sent later on
+ * its own, a server that refuses at once answers first, with RST_STREAM after the trailers,
+ * and curl 7.88 lost that Trailers-Only status ("Empty reply from server", UNAVAILABLE): the
+ * probe then never saw UNAUTHENTICATED and the token was never minted again.
+ */
+static void
+test_grpc_refused_at_once(void)
+{
+	RefusingPeer peer = { 0 };
+	CallState st = { 0 };
+	g_autoptr(SflCurlLoop) loop = sfl_curl_loop_new();
+	g_autofree gchar *url = NULL;
+
+	peer_start(&peer);
+	url = g_strdup_printf("http://127.0.0.1:%u", peer.port);
+	st.call = sfl_grpc_call_new(loop, url, "/eventbus.v1.PubSub/Subscribe", test_metadata,
+				    call_message_cb, call_done_cb, &st);
+	fetch_request(st.call, TEST_TOPIC, EVENTBUS__V1__REPLAY_PRESET__LATEST, 1);
+	sfl_grpc_call_close_send(st.call);
+	g_assert_true(sfl_grpc_call_start(st.call, NULL));
+	sfl_test_fixture_wait(call_state_done, NULL, &st, TEST_DEADLINE_USEC, "the refused call");
+	sfl_grpc_call_free(st.call);
+	g_thread_join(peer.thread);
+	g_object_unref(peer.listener);
+	g_assert_true(peer.got_data);
+	g_assert_cmphex(peer.data_flags & 0x1, ==, 0x1);
+	g_assert_false(peer.sent_rst);
+	g_assert_cmpint(st.status.code, ==, SFL_GRPC_UNAUTHENTICATED);
+	g_assert_cmpstr(st.status.message, ==, "missing auth headers");
+	g_assert_cmpstr(st.status.error_code, ==, "sfdc.platform.eventbus.grpc.service.auth.error");
+	g_assert_cmpuint(st.messages, ==, 0);
+	sfl_grpc_status_clear(&st.status);
+}
+
 static void
 test_grpc_unary(void)
 {
@@ -886,6 +1081,155 @@ test_source_refused_replay_kept(void)
 	fx_teardown(&fx);
 }
 
+/* every first FetchRequest the simulator got for the test topic, in order (new reference) */
+static json_t *
+fx_first_requests(Fx *fx)
+{
+	json_t *doc = fx_ctl(fx, "GET", "/control/stats", NULL);
+	json_t *list = json_object_get(json_object_get(json_object_get(doc, "topics"), TEST_TOPIC),
+				       "first_requests");
+
+	g_assert_true(json_is_array(list));
+	json_incref(list);
+	json_decref(doc);
+	return list;
+}
+
+/* a subscription came after the refused one */
+static gboolean
+fx_resubscribed(Fx *fx, gpointer data)
+{
+	g_autoptr(json_t) list = fx_first_requests(fx);
+	gsize n = json_array_size(list);
+
+	for (gsize i = 0; i + 1 < n; i++) {
+		if (json_is_true(json_object_get(json_array_get(list, i), "refused")))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static const gchar *
+fx_request_preset(json_t *list, gsize i)
+{
+	return json_string_value(json_object_get(json_array_get(list, i), "preset"));
+}
+
+/*
+ * The refused subscription was CUSTOM at @seq; every one after it is EARLIEST (none LATEST,
+ * whatever replay_preset says) and was accepted.
+ */
+static void
+fx_assert_fell_back_to_earliest(Fx *fx, gint64 seq)
+{
+	g_autoptr(json_t) list = fx_first_requests(fx);
+	gsize refused = G_MAXSIZE;
+
+	for (gsize i = 0; i < json_array_size(list); i++) {
+		json_t *r = json_array_get(list, i);
+		if (json_is_true(json_object_get(r, "refused"))) {
+			g_assert_cmpuint(refused, ==, G_MAXSIZE);
+			refused = i;
+			g_assert_cmpstr(fx_request_preset(list, i), ==, "CUSTOM");
+			g_assert_cmpint(json_integer_value(json_object_get(r, "replay_seq")), ==,
+					seq);
+		} else if (refused != G_MAXSIZE) {
+			g_assert_cmpstr(fx_request_preset(list, i), ==, "EARLIEST");
+		}
+	}
+	g_assert_cmpuint(refused, !=, G_MAXSIZE);
+	g_assert_cmpuint(json_array_size(list), >, refused + 1);
+}
+
+static void
+fx_assert_fallback_metric(Fx *fx, guint n)
+{
+	g_autofree gchar *text = sfl_metrics_render_prometheus(fx->metrics);
+	g_autofree gchar *want = g_strdup_printf(
+		"\nsf2loki_pubsub_replay_fallbacks_total{topic=\"" TEST_TOPIC "\"} %u\n", n);
+
+	if (strstr(text, want) == NULL)
+		g_error("no \"%s\" in the metrics:\n%s", want + 1, text);
+}
+
+/*
+ * replay_preset: LATEST and a stored id Salesforce refuses as replayid.corrupted (expired):
+ * the resubscription is EARLIEST, never LATEST, so what the stream still holds, the events
+ * from before the stored position included, is delivered (original §2.1.6); the fallback is
+ * counted and logged with what it means.
+ */
+static void
+test_source_corrupted_replay_latest(void)
+{
+	Fx fx = { 0 };
+	g_autofree gchar *stored = fx_replay_b64(20);
+	g_autofree gchar *last = fx_replay_b64(30);
+
+	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: LATEST\n",
+		 1000);
+	if (fx.skip) {
+		fx_teardown(&fx);
+		return;
+	}
+	fx_publish(&fx, TEST_TOPIC, 30, NULL);
+	fx_ctl_post(&fx, "/control/fault",
+		    "{\"kind\": \"replay_corrupted\", \"scope\": \"next\", \"count\": 1}");
+	fx_preload(&fx, "pubsub:" TEST_TOPIC, stored);
+	fx_start(&fx, 300 * G_USEC_PER_SEC);
+	fx_wait(&fx, fx_fallback, NULL, "the replay fallback");
+	fx_wait(&fx, fx_resubscribed, NULL, "the resubscription");
+	fx_assert_fell_back_to_earliest(&fx, 20);
+	fx_wait(&fx, fx_has_lines, GUINT_TO_POINTER(30), "every event the stream holds");
+	fx_wait(&fx, fx_has_commit, last, "the last replay id committed");
+	fx_assert_sequences(&fx, 1, 30);
+	fx_assert_fell_back_to_earliest(&fx, 20);
+	g_assert_cmpuint(fx_counters(&fx)->replay_fallbacks, ==, 1);
+	fx_assert_fallback_metric(&fx, 1);
+	g_assert_true(fx_logged("Resubscribing from EARLIEST"));
+	g_assert_true(fx_logged("72 h"));
+	g_assert_true(fx_logged("age is unknown"));
+	fx_teardown(&fx);
+}
+
+/*
+ * The position refused is one the stream gave in this run (a reconnect after the stream
+ * went away): the log says how long ago it was seen, and the topic again restarts at
+ * EARLIEST although replay_preset is LATEST.
+ */
+static void
+test_source_corrupted_replay_from_stream(void)
+{
+	Fx fx = { 0 };
+	g_autofree gchar *last = fx_replay_b64(5);
+
+	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: LATEST\n",
+		 1000);
+	if (fx.skip) {
+		fx_teardown(&fx);
+		return;
+	}
+	fx_start(&fx, 300 * G_USEC_PER_SEC);
+	/* published once the simulator placed the LATEST stream (after the probe), so it
+	 * sees them */
+	fx_wait(&fx, fx_subscribes, GINT_TO_POINTER(2), "the first stream");
+	fx_publish(&fx, TEST_TOPIC, 5, NULL);
+	fx_wait(&fx, fx_has_commit, last, "the events committed");
+	g_assert_cmpuint(fx.sink->rows->len, ==, 5);
+	fx_ctl_post(&fx, "/control/fault",
+		    "{\"kind\": \"replay_corrupted\", \"scope\": \"next\", \"count\": 1}");
+	fx_ctl_post(&fx, "/control/fault", "{\"kind\": \"unavailable\", \"scope\": \"open\"}");
+	fx_wait(&fx, fx_fallback, NULL, "the replay fallback");
+	fx_wait(&fx, fx_resubscribed, NULL, "the resubscription");
+	fx_assert_fell_back_to_earliest(&fx, 5);
+	/* EARLIEST delivers the five again: duplicates, never a gap */
+	fx_wait(&fx, fx_has_lines, GUINT_TO_POINTER(10), "the events again from EARLIEST");
+	fx_assert_fell_back_to_earliest(&fx, 5);
+	fx_assert_fallback_metric(&fx, 1);
+	g_assert_true(fx_logged("last seen on the stream"));
+	g_assert_false(fx_logged("age is unknown"));
+	fx_teardown(&fx);
+}
+
 /* one payload that does not decode is skipped and counted; the stream goes on */
 static void
 test_source_decode_failure(void)
@@ -973,53 +1317,101 @@ test_source_schema_change(void)
 	fx_teardown(&fx);
 }
 
-/* a CDC event through the source: its bitmaps come out with the field names beside them */
-static void
-test_source_cdc(void)
+/* the publish answer of the simulator (lines computed by Python), a new reference */
+static json_t *
+fx_publish_doc(Fx *fx, const gchar *topic, guint count, const gchar *extra)
 {
-	Fx fx = { 0 };
-	g_autofree gchar *last = fx_replay_b64(1);
-	const gchar *line = NULL;
-	json_t *doc = NULL;
-	json_t *header = NULL;
-	g_autofree gchar *changed = NULL;
-	g_autofree gchar *nulled = NULL;
+	g_autofree gchar *body =
+		g_strdup_printf("{\"topic\": \"%s\", \"count\": %u, %s}", topic, count, extra);
+	return fx_ctl(fx, "POST", "/control/publish", body);
+}
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n",
-		 1000);
+typedef struct {
+	const gchar *mode; /* sources.pubsub.cdc_field_names, NULL: the default */
+	gboolean in_line;
+	gboolean in_metadata;
+} CdcCase;
+
+/*
+ * CDC events through the source. The line is byte for byte the original's (what Python's
+ * json.dumps(decoded, sort_keys=True, default=str) gives for the simulator's payload, bytes
+ * and fixed as b'...' included) unless cdc_field_names is line; the names the bitmaps select
+ * go to structured metadata by default, into ChangeEventHeader with line, nowhere with off.
+ */
+static void
+test_source_cdc(gconstpointer data)
+{
+	const CdcCase *c = data;
+	Fx fx = { 0 };
+	g_autofree gchar *last = fx_replay_b64(2);
+	g_autofree gchar *yaml = g_strdup_printf(
+		"    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n%s%s%s",
+		c->mode != NULL ? "    cdc_field_names: " : "", c->mode != NULL ? c->mode : "",
+		c->mode != NULL ? "\n" : "");
+	g_autoptr(json_t) published = NULL;
+
+	fx_setup(&fx, "100000", yaml, 1000);
 	if (fx.skip) {
 		fx_teardown(&fx);
 		return;
 	}
 	/* bits 1, 5 and 7 of the top level; children 0 and 1 of field 4 (BillingAddress) */
-	fx_publish(&fx, TEST_TOPIC, 1,
-		   "\"kind\": \"account\", \"changed\": [\"0xA2\", \"4-0x03\"]");
+	published = fx_publish_doc(&fx, TEST_TOPIC, 2,
+				   "\"kind\": \"account\", \"changed\": [\"0xA2\", \"4-0x03\"], "
+				   "\"lines\": true");
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
-	fx_wait(&fx, fx_has_commit, last, "the event committed");
-	g_assert_cmpuint(fx.sink->rows->len, ==, 1);
-	line = sfl_test_capture_line(fx.sink, 0);
-	doc = json_loads(line, 0, NULL);
-	g_assert_nonnull(doc);
-	header = json_object_get(doc, "ChangeEventHeader");
-	g_assert_true(json_is_object(header));
-	/* the raw bitmaps stay as they came */
-	g_assert_cmpstr(
-		json_string_value(json_array_get(json_object_get(header, "changedFields"), 0)), ==,
-		"0xA2");
-	changed = json_dumps(json_object_get(header, "changedFieldNames"), JSON_COMPACT);
-	nulled = json_dumps(json_object_get(header, "nulledFieldNames"), JSON_COMPACT);
-	g_assert_nonnull(changed);
-	g_assert_nonnull(nulled);
-	g_test_message("changed %s nulled %s", changed, nulled);
-	g_assert_nonnull(strstr(changed, "\"Name\""));
-	g_assert_nonnull(strstr(changed, "\"Phone\""));
-	g_assert_nonnull(strstr(changed, "\"AnnualRevenue\""));
-	g_assert_nonnull(strstr(changed, "\"BillingAddress.Street\""));
-	g_assert_nonnull(strstr(changed, "\"BillingAddress.City\""));
-	g_assert_null(strstr(changed, "\"Industry\""));
-	/* the simulator nulls field 4: "0x10" */
-	g_assert_nonnull(strstr(nulled, "\"BillingAddress\""));
-	json_decref(doc);
+	fx_wait(&fx, fx_has_commit, last, "the events committed");
+	g_assert_cmpuint(fx.sink->rows->len, ==, 2);
+	for (guint i = 0; i < 2; i++) {
+		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
+		const gchar *original =
+			json_string_value(json_array_get(json_object_get(published, "lines"), i));
+		g_autoptr(json_t) doc = json_loads(row->line, 0, NULL);
+		json_t *header = json_object_get(doc, "ChangeEventHeader");
+
+		g_test_message("line %s metadata %s", row->line, row->metadata);
+		g_assert_nonnull(original);
+		g_assert_true(json_is_object(header));
+		/* the raw bitmaps stay as they came */
+		g_assert_cmpstr(json_string_value(json_array_get(
+					json_object_get(header, "changedFields"), 0)),
+				==, "0xA2");
+		if (!c->in_line) {
+			g_assert_cmpstr(row->line, ==, original);
+			g_assert_null(json_object_get(header, "changedFieldNames"));
+		} else {
+			g_autofree gchar *changed = json_dumps(
+				json_object_get(header, "changedFieldNames"), JSON_COMPACT);
+			g_autofree gchar *nulled = json_dumps(
+				json_object_get(header, "nulledFieldNames"), JSON_COMPACT);
+
+			g_assert_cmpstr(changed, ==,
+					"[\"Name\",\"Phone\",\"AnnualRevenue\","
+					"\"BillingAddress.Street\",\"BillingAddress.City\"]");
+			/* the simulator nulls field 4: "0x10" */
+			g_assert_cmpstr(nulled, ==, "[\"BillingAddress\"]");
+			g_assert_cmpuint(json_array_size(json_object_get(header, "diffFieldNames")),
+					 ==, 0);
+			/* apart from the additions, the original's line */
+			json_object_del(header, "changedFieldNames");
+			json_object_del(header, "nulledFieldNames");
+			json_object_del(header, "diffFieldNames");
+			{
+				g_autoptr(json_t) want = json_loads(original, 0, NULL);
+				g_assert_true(json_equal(doc, want));
+			}
+		}
+		if (c->in_metadata) {
+			g_assert_nonnull(strstr(row->metadata,
+						";changed_fields=Name,Phone,AnnualRevenue,"
+						"BillingAddress.Street,BillingAddress.City;"
+						"nulled_fields=BillingAddress"));
+			/* diffFields is empty: no pair, as for a None */
+			g_assert_null(strstr(row->metadata, "diff_fields"));
+		} else {
+			g_assert_null(strstr(row->metadata, "_fields="));
+		}
+	}
 	fx_teardown(&fx);
 }
 
@@ -1315,6 +1707,8 @@ test_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, g
 	if (level & (G_LOG_LEVEL_DEBUG | G_LOG_LEVEL_INFO))
 		return G_LOG_WRITER_HANDLED;
 	g_printerr("# [%s] %s\n", domain, message);
+	if (g_str_equal(domain, "SflPubsubSource"))
+		g_ptr_array_add(test_logged, g_strdup(message));
 	/* only the code under test may complain; anything else is a failure */
 	if ((level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_CRITICAL)) &&
 	    !g_str_equal(domain, "SflPubsubSource") && !g_str_equal(domain, "SflGrpc"))
@@ -1332,13 +1726,20 @@ main(int argc, char **argv)
 	static const FaultCase rst = { "rst", 1 };
 	static const FaultCase end = { "end", 1 };
 	static const FaultCase unauthenticated = { "unauthenticated", 2 };
+	static const CdcCase cdc_default = { NULL, FALSE, TRUE };
+	static const CdcCase cdc_metadata = { "metadata", FALSE, TRUE };
+	static const CdcCase cdc_line = { "line", TRUE, FALSE };
+	static const CdcCase cdc_off = { "off", FALSE, FALSE };
+	gint rc = 0;
 
 	g_test_init(&argc, &argv, NULL);
+	test_logged = g_ptr_array_new_with_free_func(g_free);
 	g_log_set_writer_func(test_log_writer, NULL, NULL);
 	g_test_add_func("/pubsub/discovery-rule", test_discovery_rule);
 	g_test_add_func("/pubsub/endpoint-url", test_endpoint_url);
 	g_test_add_func("/pubsub/grpc/unary", test_grpc_unary);
 	g_test_add_func("/pubsub/grpc/trailers-only", test_grpc_trailers_only);
+	g_test_add_func("/pubsub/grpc/refused-at-once", test_grpc_refused_at_once);
 	g_test_add_func("/pubsub/grpc/framing", test_grpc_framing);
 	g_test_add_func("/pubsub/grpc/tls", test_grpc_tls);
 	g_test_add_func("/pubsub/grpc/end-while-upload-paused", test_grpc_end_while_paused);
@@ -1347,10 +1748,17 @@ main(int argc, char **argv)
 	g_test_add_func("/pubsub/source/two-topics", test_source_two_topics);
 	g_test_add_func("/pubsub/source/backpressure", test_source_backpressure);
 	g_test_add_func("/pubsub/source/corrupted-replay", test_source_corrupted_replay);
+	g_test_add_func("/pubsub/source/corrupted-replay-latest",
+			test_source_corrupted_replay_latest);
+	g_test_add_func("/pubsub/source/corrupted-replay-from-stream",
+			test_source_corrupted_replay_from_stream);
 	g_test_add_func("/pubsub/source/refused-replay-kept", test_source_refused_replay_kept);
 	g_test_add_func("/pubsub/source/decode-failure", test_source_decode_failure);
 	g_test_add_func("/pubsub/source/schema-change", test_source_schema_change);
-	g_test_add_func("/pubsub/source/cdc", test_source_cdc);
+	g_test_add_data_func("/pubsub/source/cdc/default", &cdc_default, test_source_cdc);
+	g_test_add_data_func("/pubsub/source/cdc/metadata", &cdc_metadata, test_source_cdc);
+	g_test_add_data_func("/pubsub/source/cdc/line", &cdc_line, test_source_cdc);
+	g_test_add_data_func("/pubsub/source/cdc/off", &cdc_off, test_source_cdc);
 	g_test_add_func("/pubsub/source/decode-stall", test_source_decode_stall);
 	g_test_add_data_func("/pubsub/source/fault/unavailable", &unavailable, test_source_fault);
 	g_test_add_data_func("/pubsub/source/fault/rst", &rst, test_source_fault);
@@ -1360,5 +1768,7 @@ main(int argc, char **argv)
 	g_test_add_func("/pubsub/source/watchdog", test_source_watchdog);
 	g_test_add_func("/pubsub/source/discovery", test_source_discovery);
 	g_test_add_func("/pubsub/daemon/sigkill-restart", test_daemon_restart);
-	return g_test_run();
+	rc = g_test_run();
+	g_ptr_array_unref(test_logged);
+	return rc;
 }

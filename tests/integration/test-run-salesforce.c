@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <jansson.h>
 #include <signal.h>
 #include <string.h>
@@ -191,9 +192,10 @@ test_ten_thousand_rows(void)
 					"sf2loki_events_ingested_total{source=\"eventlogfile\","
 					"event_type=\"API\"} 10000\n"));
 		g_assert_nonnull(strstr(metrics, "sf2loki_loki_push_total{outcome=\"success\"} "));
+		/* per source (SFL-0021) */
 		g_assert_nonnull(strstr(metrics,
-					"sf2loki_ingest_lag_seconds_count{event_type=\"API\"} "
-					"10000\n"));
+					"sf2loki_ingest_lag_seconds_count{source=\"eventlogfile\","
+					"event_type=\"API\"} 10000\n"));
 		g_assert_nonnull(strstr(metrics, "\nsf2loki_leader 1\n"));
 	}
 	g_assert_cmpint(fx_stop(&fx), ==, 0);
@@ -604,9 +606,17 @@ test_observability(void)
 			       OBS_SECRET,
 			       "SF2LOKI_SALESFORCE__LIMITS__ENABLED",
 			       "true",
+			       "SF2LOKI_SINK__LOKI__LABEL_CARDINALITY__MAX_VALUES",
+			       "2",
 			       NULL };
 
-	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
+	/*
+	 * the simulator's CLIENT_NAME cycles through 3 values and an empty one (not promoted):
+	 * past the guard's 2, the third value's 125 rows fold (SFL-0034)
+	 */
+	fx_setup(&fx, dataset,
+		 "  eventlogfile:\n    enabled: true\n"
+		 "    event_types: [{name: API, labels: [CLIENT_NAME]}]\n");
 	if (fx.skip) {
 		fx_teardown(&fx);
 		return;
@@ -679,8 +689,126 @@ test_observability(void)
 	g_assert_nonnull(strstr(
 		metrics, "sf2loki_salesforce_limit_remaining{limit_name=\"DailyApiRequests\"} "));
 	g_assert_nonnull(strstr(metrics, "\nsf2loki_salesforce_limits_poll_errors_total 0\n"));
+	g_assert_nonnull(strstr(
+		metrics, "\nsf2loki_label_values_folded_total{label=\"CLIENT_NAME\"} 125\n"));
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_label_values{label=\"CLIENT_NAME\"} 2\n"));
+	g_assert_true(
+		sfl_test_daemon_logged(fx.run, "label CLIENT_NAME took more than 2 distinct"));
 	assert_promtool_accepts(metrics);
 
+	g_assert_cmpint(fx_stop(&fx), ==, 0);
+	fx_teardown(&fx);
+}
+
+/* --- checkpoint commits failing while Loki takes the data (issue 19 item 7) ------------- */
+
+/* the committed eventlogfile:API cursor's last_created in the state file, or NULL */
+static gchar *
+fx_state_last_created(Fx *fx)
+{
+	g_autofree gchar *text = NULL;
+	json_t *doc = NULL;
+	json_t *cursor = NULL;
+	gchar *found = NULL;
+
+	if (!g_file_get_contents(fx->state, &text, NULL, NULL))
+		return NULL;
+	doc = json_loads(text, 0, NULL);
+	if (doc != NULL) {
+		const gchar *value = json_string_value(json_object_get(doc, "eventlogfile:API"));
+		cursor = value != NULL ? json_loads(value, 0, NULL) : NULL;
+	}
+	if (cursor != NULL)
+		found = g_strdup(json_string_value(json_object_get(cursor, "last_created")));
+	json_decref(cursor);
+	json_decref(doc);
+	return found;
+}
+
+static gboolean
+fx_state_committed(gpointer data)
+{
+	Fx *fx = data;
+	g_autofree gchar *last = fx_state_last_created(fx);
+	return g_strcmp0(last, fx->want) == 0;
+}
+
+/*
+ * The state file is replaced by a directory while the daemon runs (root writes anywhere, so
+ * a read-only directory would not stop it): every rename onto it fails. The rows still reach
+ * Loki; /readyz turns 503 past the threshold with the reason, /metrics counts the failures by
+ * store and reason, and the log names the store and its path. Once the directory is gone the
+ * kept checkpoint lands, nothing is lost, and the service is ready again.
+ */
+static void
+test_commit_failures(void)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	gint64 created_usec = (now / G_USEC_PER_SEC - 3 * 3600) * G_USEC_PER_SEC;
+	g_autofree gchar *created = sfl_test_sf_datetime(created_usec);
+	g_autofree gchar *dataset = g_strdup_printf(
+		"{\"eventlogfiles\": [{\"Id\": \"0ATSIM0000000CMT\", \"EventType\": \"API\", "
+		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
+		"\"Sequence\": 0, \"generate\": {\"rows\": 200, \"kind\": \"API\", \"seed\": 3}}]}",
+		created, created);
+	g_autofree gchar *metrics = NULL;
+	g_autofree gchar *statusz = NULL;
+	g_autofree gchar *first = NULL;
+	g_autofree gchar *recovered = NULL;
+	json_t *reply = NULL;
+	json_t *summary = NULL;
+	guint status = 0;
+	const gchar *env[] = { "SF2LOKI_SERVICE__UNREADY_AFTER_SINK_FAILING", "1s", NULL };
+
+	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
+	if (fx.skip) {
+		fx_teardown(&fx);
+		return;
+	}
+	fx.env = env;
+	/* the start-up token request is held, so the fault is in place before any commit */
+	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.sf_base, "POST", "/control/fault",
+				     "{\"match\": \"token\", \"count\": 1, \"delay_ms\": 120000}");
+	json_decref(reply);
+	fx_start_run(&fx);
+	sfl_test_daemon_wait_logged(fx.run, "checkpoint store ready (file)", EVENT_TIMEOUT_SEC);
+	g_assert_cmpint(g_mkdir(fx.state, 0700), ==, 0);
+	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.sf_base, "POST", "/control/clear_faults",
+				     "{}");
+	json_decref(reply);
+
+	fx_wait(&fx, fx_readyz_is, "degraded: checkpoint commits failing for ",
+		"/readyz to report the failing commits");
+	g_free(fx_health_get(&fx, "/readyz", &status));
+	g_assert_cmpuint(status, ==, 503);
+	/* the data itself went through */
+	fx_wait(&fx, fx_entries_at_least, GUINT_TO_POINTER(200), "200 entries in Loki");
+	/* one warning naming the store and its path */
+	first = g_strdup_printf("checkpoint commit to the file store %s failed (io), retrying "
+				"with backoff",
+				fx.state);
+	g_assert_true(sfl_test_daemon_logged(fx.run, first));
+	metrics = fx_get_metrics(&fx);
+	g_assert_nonnull(strstr(metrics,
+				"\nsf2loki_checkpoint_commit_failures_total{store=\"file\","
+				"reason=\"io\"} "));
+	assert_promtool_accepts(metrics);
+	statusz = fx_health_get(&fx, "/statusz", &status);
+	g_assert_nonnull(
+		strstr(statusz, "\"degraded\": \"degraded: checkpoint commits failing for "));
+	g_assert_null(fx_state_last_created(&fx));
+
+	/* the fault is fixed: the kept checkpoint lands with nothing lost, ready again */
+	g_assert_cmpint(g_rmdir(fx.state), ==, 0);
+	fx_wait(&fx, fx_state_committed, created, "the checkpoint in the state file");
+	fx_wait(&fx, fx_readyz_is, "ready", "/readyz to recover");
+	recovered = g_strdup_printf("checkpoint commits to the file store %s recovered after ",
+				    fx.state);
+	g_assert_true(sfl_test_daemon_logged(fx.run, recovered));
+	summary = fx_summary(&fx);
+	g_assert_cmpint(json_integer_value(json_object_get(summary, "distinct")), ==, 200);
+	json_decref(summary);
 	g_assert_cmpint(fx_stop(&fx), ==, 0);
 	fx_teardown(&fx);
 }
@@ -761,7 +889,10 @@ test_egress_budget(void)
 	fx.env = drop_env;
 	fx_start_run(&fx);
 	sfl_test_daemon_wait_logged(fx.run, "health server listening on ", EVENT_TIMEOUT_SEC);
-	fx_wait(&fx, fx_metrics_have, "sf2loki_loki_entries_dropped_total{reason=\"budget\"} 300\n",
+	/* attributed to their stream (SFL-0061); single-org has no org */
+	fx_wait(&fx, fx_metrics_have,
+		"sf2loki_loki_entries_dropped_total{reason=\"budget\",source=\"eventlogfile\","
+		"event_type=\"API\",org=\"\"} 300\n",
 		"300 rows dropped as over budget");
 	fx_wait(&fx, fx_status_has_position, NULL, "the committed position in /statusz");
 	position = fx_status_position(&fx, "eventlogfile:API", "last_created");
@@ -769,6 +900,7 @@ test_egress_budget(void)
 	fx_wait(&fx, fx_readyz_is, "ready", "/readyz to stay ready in drop mode");
 	metrics = fx_get_metrics(&fx);
 	g_assert_nonnull(strstr(metrics, "\nsf2loki_egress_paused 0\n"));
+	assert_promtool_accepts(metrics);
 	summary = fx_summary(&fx);
 	g_assert_cmpint(json_integer_value(json_object_get(summary, "entries")), ==, 0);
 	json_decref(summary);
@@ -789,5 +921,6 @@ main(int argc, char **argv)
 	g_test_add_func("/run-salesforce/restart-safety", test_restart_safety);
 	g_test_add_func("/run-salesforce/observability", test_observability);
 	g_test_add_func("/run-salesforce/egress-budget", test_egress_budget);
+	g_test_add_func("/run-salesforce/commit-failures", test_commit_failures);
 	return g_test_run();
 }

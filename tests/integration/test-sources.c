@@ -51,6 +51,8 @@ typedef struct {
 	gboolean skip;
 	const gchar *key_prefix; /* NULL: single-org */
 	gboolean legacy_keys;
+	SflMetrics *metrics;  /* (nullable) */
+	SflLabelGuard *guard; /* (nullable) */
 } Fx;
 
 static void
@@ -148,6 +150,8 @@ fx_start(Fx *fx, SflSource *source)
 	ctx.legacy_keys = fx->legacy_keys;
 	ctx.metadata_fields =
 		(const gchar *const *)fx->config->data.sink.loki.structured_metadata_fields;
+	ctx.metrics = fx->metrics;
+	ctx.label_guard = fx->guard;
 	sfl_source_start(source, &ctx);
 }
 
@@ -202,6 +206,8 @@ fx_teardown(Fx *fx)
 	g_clear_object(&fx->auth);
 	g_clear_object(&fx->loop);
 	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);
+	g_clear_pointer(&fx->guard, sfl_label_guard_unref);
+	g_clear_pointer(&fx->metrics, sfl_metrics_unref);
 	g_clear_pointer(&fx->fake, sfl_clock_unref);
 	g_clear_pointer(&fx->system, sfl_clock_unref);
 	g_clear_pointer(&fx->config, sfl_config_free);
@@ -657,6 +663,59 @@ test_elf_shaping_and_labels(void)
 	fx_teardown(&fx);
 }
 
+/*
+ * SFL-0034 through the source: a promoted column past the guard's limit is sent as __other__
+ * (the value stays in the line), an admitted value keeps its label; the fixed labels are never
+ * guarded. SFL-0021: the lag is recorded per source.
+ */
+static void
+test_elf_label_guard(void)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	const gchar *csv = "\"EVENT_TYPE\",\"REQUEST_ID\",\"USER_TYPE\",\"TIMESTAMP_DERIVED\"\n"
+			   "\"API\",\"Q1\",\"Standard\",\"2026-11-30T04:00:00.000Z\"\n"
+			   "\"API\",\"Q2\",\"Automated\",\"2026-11-30T04:00:01.000Z\"\n"
+			   "\"API\",\"Q3\",\"Guest\",\"2026-11-30T04:00:02.000Z\"\n"
+			   "\"API\",\"Q4\",\"Standard\",\"2026-11-30T04:00:03.000Z\"\n";
+	g_autofree gchar *quoted = json_quote(csv);
+	g_autofree gchar *csvfield = g_strdup_printf("\"csv\": %s", quoted);
+	g_autofree gchar *file =
+		elf_dataset("0ATSIM0000000016", now - 2 * G_TIME_SPAN_HOUR, csvfield);
+	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
+	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000016" };
+	const gchar *want[] = { "Standard", "Automated", "__other__", "Standard" };
+	g_autofree gchar *text = NULL;
+
+	fx_setup(&fx, dataset,
+		 "  eventlogfile:\n    enabled: true\n"
+		 "    event_types: [{name: Login, labels: [USER_TYPE]}]\n",
+		 1000);
+	if (fx.skip)
+		return;
+	fx.metrics = sfl_metrics_new();
+	fx.guard = sfl_label_guard_new(2, G_TIME_SPAN_HOUR, fx.fake, fx.metrics);
+	fx_start_elf(&fx);
+	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
+	g_assert_cmpuint(fx.sink->rows->len, ==, 4);
+	for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
+		g_autofree gchar *labels =
+			g_strdup_printf("{USER_TYPE=\"%s\",event_type=\"Login\",job=\"sf2loki\","
+					"source=\"eventlogfile\"}",
+					want[i]);
+		g_assert_cmpstr(row->labels, ==, labels);
+	}
+	g_assert_nonnull(strstr(((SflTestRow *)g_ptr_array_index(fx.sink->rows, 2))->line,
+				"\"USER_TYPE\": \"Guest\""));
+	text = sfl_metrics_render_prometheus(fx.metrics);
+	g_assert_nonnull(
+		strstr(text, "\nsf2loki_label_values_folded_total{label=\"USER_TYPE\"} 1\n"));
+	g_assert_nonnull(strstr(text, "\nsf2loki_ingest_lag_seconds_count{source=\"eventlogfile\","
+				      "event_type=\"Login\"} 4\n"));
+	fx_teardown(&fx);
+}
+
 static void
 test_elf_abandon_old_file(void)
 {
@@ -974,6 +1033,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sources/elf/discovery-throttled", test_elf_discovery_throttled);
 	g_test_add_func("/sources/elf/garbage-checkpoint", test_elf_garbage_checkpoint);
 	g_test_add_func("/sources/elf/shaping-and-labels", test_elf_shaping_and_labels);
+	g_test_add_func("/sources/elf/label-guard", test_elf_label_guard);
 	g_test_add_func("/sources/elf/abandon-old-file", test_elf_abandon_old_file);
 	g_test_add_func("/sources/objects/ties", test_objects_ties);
 	g_test_add_func("/sources/objects/first-org-legacy-key", test_objects_first_org_legacy_key);

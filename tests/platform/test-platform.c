@@ -9,9 +9,15 @@
  * Invoked with "child-..." arguments it plays the other process of a multi-process case.
  */
 
+#include "sfl-platform-private.h"
 #include "sfl-platform.h"
 #include "test-platform-proc.h"
 
+#ifdef _WIN32
+#include <windows.h>
+#endif
+
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -513,6 +519,28 @@ test_lock_same_process(void)
 	return TP_PASS;
 }
 
+/* a file system that cannot lock (NFS without lockd) is told apart from other lock failures */
+static TpResult
+test_lock_unsupported_class(void)
+{
+#ifdef _WIN32
+	CHECK(sfl_platform_lock_failure_status((int)ERROR_NOT_SUPPORTED) ==
+	      SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK(sfl_platform_lock_failure_status((int)ERROR_INVALID_FUNCTION) ==
+	      SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK(sfl_platform_lock_failure_status((int)ERROR_ACCESS_DENIED) == SFL_PLATFORM_ERR_IO);
+	CHECK(sfl_platform_lock_failure_status((int)ERROR_LOCK_VIOLATION) == SFL_PLATFORM_ERR_IO);
+#else
+	CHECK(sfl_platform_lock_failure_status(ENOLCK) == SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK(sfl_platform_lock_failure_status(EOPNOTSUPP) == SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK(sfl_platform_lock_failure_status(ENOSYS) == SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK(sfl_platform_lock_failure_status(EACCES) == SFL_PLATFORM_ERR_IO);
+	CHECK(sfl_platform_lock_failure_status(EIO) == SFL_PLATFORM_ERR_IO);
+	CHECK(sfl_platform_lock_failure_status(EBADF) == SFL_PLATFORM_ERR_IO);
+#endif
+	return TP_PASS;
+}
+
 static TpResult
 test_lock_holder_killed(void)
 {
@@ -670,7 +698,7 @@ test_default_dirs(void)
 	CHECK_STATUS(sfl_platform_default_dir(SFL_PLATFORM_DIR_CONFIG, SFL_PLATFORM_SCOPE_SYSTEM,
 					      buf, sizeof(buf), &err),
 		     SFL_PLATFORM_OK, err);
-	CHECK(tp_ends_with(buf, "\\sf2loki\\config"));
+	CHECK(tp_ends_with(buf, "\\sf2loki"));
 	CHECK_STATUS(sfl_platform_default_dir(SFL_PLATFORM_DIR_STATE, SFL_PLATFORM_SCOPE_USER, buf,
 					      sizeof(buf), &err),
 		     SFL_PLATFORM_OK, err);
@@ -800,6 +828,8 @@ static const struct {
 	{ "lock refused to another process, naming the holder", test_lock_other_process },
 	{ "lock refused to a second acquire in the same process", test_lock_same_process },
 	{ "lock released when the holder is killed", test_lock_holder_killed },
+	{ "lock failures of a file system without locks are UNSUPPORTED",
+	  test_lock_unsupported_class },
 	{ "hostname and pid", test_identity },
 	{ "pid_alive of self, an exited child and a reaped child", test_pid_alive },
 	{ "monotonic clock never goes backwards", test_monotonic },

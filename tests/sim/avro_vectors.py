@@ -4,15 +4,18 @@
 """Avro test vectors for src/pubsub/sfl-avro.c, made by third-party code.
 
 Payloads are encoded with python3-avro (Apache's own implementation) from realistic
-Pub/Sub schemas, decoded back with python3-avro, and the expected line is computed the way
-the original service writes it: json.dumps(event, sort_keys=True), with bytes and fixed as
-base64 (issue 8; the original wrote str(), b'...'). CDC bitmap
-fields get their field-name lists from the decoding rule Salesforce's samples use, written out
-here independently of the C code.
+Pub/Sub schemas, decoded back with python3-avro (the values fastavro gives the original:
+dicts, bare union values, enum symbols, bytes, floats), and the expected line is computed the
+way the original service writes it: json.dumps(event, sort_keys=True, default=str), so bytes
+and fixed are Python's str() of them (b'...'). CDC bitmap fields get their field-name lists
+from the decoding rule Salesforce's samples use, written out here independently of the C code.
 
   avro_vectors.py            JSON {"cases": [...]} on stdout; each case has name, schema,
                              payload_hex and either expected (the JSON line) or error (a
-                             substring of the error message)
+                             substring of the error message); CDC cases also have
+                             cdc_metadata (name → comma-joined field names, the non-empty
+                             ones) and expected_cdc_line (the line with changedFieldNames,
+                             nulledFieldNames and diffFieldNames beside the bitmaps)
   avro_vectors.py --bench N  JSON {"schema": ..., "payloads": [hex, ...]} with N distinct
                              LoginEventStream-like events
   avro_vectors.py --fuzz-seeds DIR
@@ -20,7 +23,6 @@ here independently of the C code.
                              schema text in that file) into DIR
 """
 
-import base64
 import io
 import json
 import math
@@ -304,30 +306,34 @@ def decode(schema_json, payload):
     return avro.io.DatumReader(schema).read(avro.io.BinaryDecoder(io.BytesIO(payload)))
 
 
-def _line_default(value):
-    # issue 8: bytes and fixed as standard base64 (the original wrote str(), i.e. b'...')
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    return str(value)
-
-
 def original_line(event):
-    """The line for a decoded event: the original's json.dumps(sort_keys=True) rendering
-    (original-behaviour §0.1), with bytes as base64 as issue 8 asks."""
-    return json.dumps(event, sort_keys=True, default=_line_default)
+    """The line for a decoded event exactly as the original renders it (original-behaviour
+    §0.1): anything json cannot hold, bytes above all, goes through str()."""
+    return json.dumps(event, sort_keys=True, default=str)
+
+
+CDC_FIELDS = (("changedFields", "changedFieldNames", "changed_fields"),
+              ("nulledFields", "nulledFieldNames", "nulled_fields"),
+              ("diffFields", "diffFieldNames", "diff_fields"))
 
 
 def good_case(name, schema, datum, cdc=False):
     schema_json = json.dumps(schema)
     payload = encode(schema_json, datum)
     event = decode(schema_json, payload)
+    case = {"name": name, "schema": schema_json, "payload_hex": payload.hex(),
+            "expected": original_line(event)}
     if cdc:
         header = event["ChangeEventHeader"]
-        for field in ("changedFields", "nulledFields", "diffFields"):
-            key = field[: -len("Fields")] + "FieldNames"
-            header[key] = bitmap_field_names(schema, header[field])
-    return {"name": name, "schema": schema_json, "payload_hex": payload.hex(),
-            "expected": original_line(event)}
+        metadata = {}
+        for field, key, label in CDC_FIELDS:
+            names = bitmap_field_names(schema, header[field])
+            header[key] = names
+            if names:
+                metadata[label] = ",".join(names)
+        case["cdc_metadata"] = metadata
+        case["expected_cdc_line"] = original_line(event)
+    return case
 
 
 def bad_case(name, schema, payload, error):
@@ -417,6 +423,72 @@ def chain(depth):
     return node
 
 
+# bytes whose str() exercises every rule of Python's bytes repr: the quote choice (single
+# unless there is a single quote and no double one), the escaped quote and backslash, \t \n
+# \r, \xNN below 0x20 and from 0x7f, and every other printable character as it is
+HOSTILE_BYTES = [
+    b"", b"'", b'"', b"'\"", b"\x00\xff\n\t\\", b"\r", b"\\'", b"a'b", b'a"b', b"''\"\"",
+    b"\x7f\x80\x1f\x20\x7e", b"\\x41", b"b'not a literal'", bytes(range(256)),
+    "é😀".encode("utf-8"),
+]
+
+# everything else json.dumps treats specially: floats in repr form and the non-finite
+# spellings, long extremes, non-ASCII and astral strings under ensure_ascii
+HOSTILE_FLOATS = [1.0, 1e-05, 1e16, -0.0, 0.0, float("nan"), float("inf"), -float("inf"),
+                  0.1, 1e22, 1.5e-07, 123456789012345678.0, 5e-324, 1.7976931348623157e308]
+HOSTILE_LONGS = [0, -1, 1, 2**31, -(2**31) - 1, 2**53 + 1, 2**63 - 1, -(2**63)]
+HOSTILE_STRINGS = ["", "plain", "é", "ß\u00e9\u00ff", "\u2028\u2029", "\U0001f600",
+                   "\U0010ffff", "\x00\x1f\x7f", "quote\" back\\ slash/", "\ud7ff\ue000\uffff",
+                   "b'looks like bytes'"]
+
+
+def hostile_cases():
+    out = []
+    blob = {"type": "record", "name": "Blob", "fields": [
+        {"name": "b", "type": "bytes"},
+        {"name": "ob", "type": ["null", "bytes"]},
+        {"name": "arr", "type": {"type": "array", "items": "bytes"}},
+        {"name": "map", "type": {"type": "map", "values": "bytes"}},
+        {"name": "inner", "type": record("BlobInner", [{"name": "x", "type": "bytes"}])},
+    ]}
+    for i, b in enumerate(HOSTILE_BYTES):
+        out.append(good_case("bytes-%02d" % i, blob, {
+            "b": b, "ob": b if i % 2 else None, "arr": [b, b"ok"], "map": {"k": b},
+            "inner": {"x": b}}))
+        fixed = {"type": "record", "name": "Fix", "fields": [
+            {"name": "f", "type": {"type": "fixed", "name": "F%d" % len(b), "size": len(b)}},
+            {"name": "of", "type": ["null", "F%d" % len(b)]},
+            {"name": "list", "type": {"type": "array", "items": "F%d" % len(b)}},
+        ]}
+        out.append(good_case("fixed-%02d" % i, fixed, {"f": b, "of": b, "list": [b, b]}))
+    scalars = {"type": "record", "name": "Scalars", "fields": [
+        {"name": "d", "type": "double"},
+        {"name": "f", "type": "float"},
+        {"name": "od", "type": ["null", "double"]},
+        {"name": "l", "type": "long"},
+        {"name": "ol", "type": ["null", "long", "string"]},
+        {"name": "s", "type": "string"},
+        {"name": "os", "type": ["null", "string"]},
+        {"name": "t", "type": "boolean"},
+        {"name": "n", "type": "null"},
+        {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "b_2", "Zz"]}},
+    ]}
+    n = max(len(HOSTILE_FLOATS), len(HOSTILE_LONGS), len(HOSTILE_STRINGS))
+    for i in range(n):
+        # the float field gets the same value where a float32 can hold it (rounded: the
+        # expected line takes what python3-avro reads back), else the largest float32
+        f = HOSTILE_FLOATS[i % len(HOSTILE_FLOATS)]
+        f32 = f if f != f or math.isinf(f) or abs(f) <= 3.4e38 else 3.4028234663852886e38
+        out.append(good_case("scalars-%02d" % i, scalars, {
+            "d": f, "f": f32, "od": f if i % 2 else None,
+            "l": HOSTILE_LONGS[i % len(HOSTILE_LONGS)],
+            "ol": [None, HOSTILE_LONGS[i % len(HOSTILE_LONGS)], "s"][i % 3],
+            "s": HOSTILE_STRINGS[i % len(HOSTILE_STRINGS)],
+            "os": HOSTILE_STRINGS[(i + 3) % len(HOSTILE_STRINGS)],
+            "t": bool(i % 2), "n": None, "e": ["A", "b_2", "Zz"][i % 3]}))
+    return out
+
+
 def cases():
     rng = random.Random(8)
     out = []
@@ -438,6 +510,7 @@ def cases():
                                        ["7-0x3"], ["0x20000"]), cdc=True))
     for v in range(8):
         out.append(good_case("kitchen-%d" % v, KITCHEN_SCHEMA, kitchen_event(v)))
+    out.extend(hostile_cases())
     out.append(good_case("recursive-chain", LIST_SCHEMA, chain(20)))
     # 64 nested records is the most the decoder takes (a limit of ours, not of the original)
     out.append(good_case("recursive-chain-at-depth-limit", LIST_SCHEMA, chain(64)))

@@ -3,19 +3,21 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small Loki push endpoint for integration tests.
 
-usage: loki_sim.py [--tenant T] [--token S] [--port N] [--journal FILE]
+usage: loki_sim.py [--tenant T] [--token S] [--port N] [--journal FILE] [--tls DIR]
 
 Listens on 127.0.0.1 with an ephemeral port (or --port N, so a restarted simulator is found
 where the client expects it) and prints "PORT <n>" as its first stdout line. With --journal,
 every accepted push is appended to FILE as one JSON line {"t": unix time, "streams": [...]}
-before its 204 is sent, so what was accepted survives a restart of the simulator.
+before its 204 is sent, so what was accepted survives a restart of the simulator. With --tls,
+every connection (control calls too) is HTTPS with a self-signed certificate for
+127.0.0.1/localhost written to DIR/cert.pem + DIR/key.pem; DIR/cert.pem is the CA.
 
 POST /loki/api/v1/push   decodes with third-party code (python3-snappy + protoc-generated
                          python3-protobuf classes for protobuf, json + gzip for JSON), checks the
                          label strings with loki_decode's parser, stores every entry, answers 204.
-                         With --tenant, X-Scope-OrgID must match; with --tenant and --token,
-                         Authorization must be Basic base64(tenant:token); with --token alone,
-                         Bearer token. Otherwise 401.
+                         With --token, Authorization must be Basic base64("<--tenant or
+                         empty>:<token>") (the original's rule, which sends no X-Scope-OrgID
+                         then); with --tenant alone, X-Scope-OrgID must match. Otherwise 401.
 POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next N pushes answer S
                          {"reject_line_over": BYTES}: 400 when any line is longer
                          {"max_body": BYTES}: 413 when the body is larger
@@ -23,8 +25,9 @@ POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next
                          {"hang": N}: the next N pushes get no answer until /control/clear
 GET  /control/summary?field=F   {"entries", "distinct" (values of JSON line field F, default
                           REQUEST_ID), "unparsed", "by_labels", "by_prefix"}
-GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth, user_agent,
-                                      entries, peer_port}],
+GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth (the scheme),
+                                      authorization (the whole value), header_names (sorted,
+                                      lower case), user_agent, entries, peer_port}],
                           "streams": [{labels, labels_raw?, entries: [{ts, line, metadata?}]}]}
 POST /control/clear      forgets everything received and every fault
 
@@ -41,9 +44,10 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import loki_decode
+import sim_tls
 
 SKIP = 77
 
@@ -51,6 +55,8 @@ SKIP = 77
 class State:
     def __init__(self, tenant, token, pb2, snappy, journal=None):
         self.lock = threading.Lock()
+        # notified on every accepted push: /control/summary?wait_entries=N waits on it
+        self.pushed = threading.Condition(self.lock)
         self.journal = journal
         self.tenant = tenant
         self.token = token
@@ -148,17 +154,13 @@ class Handler(BaseHTTPRequestHandler):
         st = self.server.state
         org = self.headers.get("X-Scope-OrgID")
         auth = self.headers.get("Authorization")
-        if st.tenant is not None and org != st.tenant:
-            return "no org id"
         if st.token is not None:
-            if st.tenant is not None:
-                cred = base64.b64encode(f"{st.tenant}:{st.token}".encode()).decode()
-                want = "Basic " + cred
-            else:
-                want = "Bearer " + st.token
-            if auth != want:
+            cred = base64.b64encode(f"{st.tenant or ''}:{st.token}".encode()).decode()
+            if auth != "Basic " + cred:
                 # like some gateways, echo what was received: the client must redact it
                 return f"invalid credentials: got Authorization {auth}"
+        elif st.tenant is not None and org != st.tenant:
+            return "no org id"
         return None
 
     def do_GET(self):
@@ -167,7 +169,13 @@ class Handler(BaseHTTPRequestHandler):
             # counts without shipping every entry back: what the large end-to-end tests need
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
             field = query.get("field", ["REQUEST_ID"])[0]
+            want = int(query.get("wait_entries", ["0"])[0])
+            timeout = min(float(query.get("timeout", ["30"])[0]), 120.0)
             with st.lock:
+                # a long poll: answer once N entries arrived or the timeout passed, whichever
+                # comes first, so callers wait on the condition instead of polling in a loop
+                st.pushed.wait_for(
+                    lambda: sum(len(s["entries"]) for s in st.streams) >= want, timeout)
                 body = json.dumps(summarize(st.streams, field))
             self.reply(200, body, ctype="application/json")
         elif self.path == "/control/received":
@@ -279,17 +287,24 @@ class Handler(BaseHTTPRequestHandler):
                 "content_encoding": cenc,
                 "org_id": self.headers.get("X-Scope-OrgID"),
                 "auth": auth.split(" ", 1)[0] if auth else None,
+                "authorization": auth,
+                "header_names": sorted({k.lower() for k in self.headers.keys()}),
                 "user_agent": self.headers.get("User-Agent"),
                 "entries": sum(len(s["entries"]) for s in streams),
                 # the client's source port: equal ports mean a reused keep-alive connection
                 "peer_port": self.client_address[1],
             })
             st.streams.extend(streams)
+            st.pushed.notify_all()
             if st.journal is not None:
                 # written and flushed before the 204: an acknowledged push is never forgotten
                 st.journal.write(json.dumps({"t": time.time(), "streams": streams}) + "\n")
                 st.journal.flush()
         self.reply(204)
+
+
+class Server(sim_tls.TlsThreadingHTTPServer):
+    sim_name = "loki_sim"
 
 
 def main():
@@ -298,6 +313,7 @@ def main():
     ap.add_argument("--token")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--journal")
+    ap.add_argument("--tls", metavar="DIR")
     opts = ap.parse_args()
     try:
         import snappy  # python3-snappy: raw block format
@@ -310,8 +326,9 @@ def main():
         except ImportError as exc:
             print(f"python3-protobuf missing: {exc}", file=sys.stderr)
             sys.exit(SKIP)
-    server = ThreadingHTTPServer(("127.0.0.1", opts.port), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", opts.port), Handler)
+    if opts.tls:
+        server.ssl_context = sim_tls.make_tls(opts.tls)
     journal = open(opts.journal, "a", encoding="utf-8") if opts.journal else None
     server.state = State(opts.tenant, opts.token, pb2, snappy, journal)
     print(f"PORT {server.server_address[1]}", flush=True)

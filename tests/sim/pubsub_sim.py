@@ -38,23 +38,32 @@ Control API:
 GET  /control/info        {"grpc_port", "tls", "cert"}
 POST /control/publish     {"topic", "count", "kind": "login"|"account", "version": 1|2,
                            "corrupt": [i, ...] (indexes in this batch whose payload is cut
-                           short), "changed": ["0x..", ...]} → {"first", "last"} sequences
+                           short), "changed": ["0x..", ...], "lines": bool} → {"first",
+                           "last"} sequences; with "lines": true also "lines", the
+                           original's line of each event, json.dumps(decoded,
+                           sort_keys=True, default=str) over python3-avro's decoding of its
+                           payload (null for a corrupt one)
 POST /control/latest      {"topic", "advance": N}: latest_replay_id moves N past the last event
                            (the shared event bus), no events
 POST /control/retention   {"topic", "floor": SEQ, "error_code": C|null}: CUSTOM ids below SEQ
                            are refused; error_code null sends no error-code trailer
 POST /control/fault       {"kind": "unauthenticated"|"unavailable"|"rst"|"end"|"invalid"|
-                           "schema_unavailable", "scope": "open"|"next", "count": N,
-                           "topic": T (optional)}: "open" ends the matching open streams now
-                           (end = grpc-status OK while the client waits); "next" fails the
-                           next N calls at once (Trailers-Only); schema_unavailable fails the
+                           "replay_corrupted"|"schema_unavailable", "scope": "open"|"next",
+                           "count": N, "topic": T (optional)}: "open" ends the matching open
+                           streams now (end = grpc-status OK while the client waits); "next"
+                           fails the next N calls at once (Trailers-Only); replay_corrupted
+                           refuses the next N CUSTOM subscriptions, whatever their replay id,
+                           with INVALID_ARGUMENT and error-code ...replayid.corrupted (an
+                           expired id, as Salesforce reports it); schema_unavailable fails the
                            next N GetSchema calls with UNAVAILABLE
 POST /control/topic       {"topic", "can_subscribe": bool (default true)}: creates the topic
                            (GetTopic of an unknown one is NOT_FOUND) and sets what GetTopic
                            reports as can_subscribe
 GET  /control/stats       {"topics": {T: {"outstanding", "sent", "subscribes", "open",
                            "keepalives", "max_outstanding", "overdrawn", "fetch_requests",
-                           "last_first_request": {preset, replay_seq}}},
+                           "last_first_request": {preset, replay_seq}, "first_requests":
+                           [{preset, replay_seq, refused}, ...] (every Subscribe's first
+                           FetchRequest, in order)}},
                            "schema_requests": {id: n}, "topic_requests": n,
                            "refused_tokens": n, "metadata_ok": bool}
 GET  /control/schemas     {id: schema_json}
@@ -197,7 +206,10 @@ def account_schema(version):
               opt("Phone", "string"), opt("Industry", "string"),
               opt("AnnualRevenue", "double"), opt("NumberOfEmployees", "int"),
               opt("OwnerId", "string"), opt("CreatedDate", "long"),
-              opt("LastModifiedDate", "long"), opt("Sequence", "long")]
+              opt("LastModifiedDate", "long"), opt("Sequence", "long"),
+              opt("Signature", "bytes"),
+              {"name": "Digest", "type": ["null", {"type": "fixed", "name": "Digest4",
+                                                   "size": 4}], "default": None}]
     return {"type": "record", "name": "AccountChangeEvent", "namespace": "com.sforce.eventbus",
             "fields": fields}
 
@@ -218,6 +230,11 @@ class Schema:
         buf = io.BytesIO()
         self.writer.write(datum, avro.io.BinaryEncoder(buf))
         return buf.getvalue()
+
+    def original_line(self, payload):
+        """The line the Python original writes for the event (original-behaviour §0.1)."""
+        datum = avro.io.DatumReader(self.parsed).read(avro.io.BinaryDecoder(io.BytesIO(payload)))
+        return json.dumps(datum, sort_keys=True, default=str)
 
 
 def login_datum(topic, seq, now_ms, version):
@@ -291,6 +308,9 @@ def account_datum(seq, now_ms, changed):
         "CreatedDate": now_ms,
         "LastModifiedDate": now_ms + seq,
         "Sequence": seq,
+        # bytes the way Python prints them: quotes, backslash, control and high bytes
+        "Signature": b"\x00'\"\\\xff\n\t" + bytes([seq % 256]),
+        "Digest": b"'" + b"\x7f" * 3 if seq % 2 else b"ab\rc",
     }
 
 
@@ -320,6 +340,7 @@ class Topic:
         self.overdrawn = 0
         self.fetch_requests = 0
         self.last_first = None
+        self.first_requests = []
         self.can_subscribe = True
 
 
@@ -431,7 +452,9 @@ def subscribe(request_iterator, context):
         if first.replay_preset == PB.CUSTOM:
             s = seq_of(first.replay_id)
             t.last_first = {"preset": preset, "replay_seq": s}
-            if s is None or s < t.floor or s > t.latest:
+            if take_next_fault(("replay_corrupted",), name) is not None:
+                refuse = ERR_CORRUPTED
+            elif s is None or s < t.floor or s > t.latest:
                 refuse = t.floor_code
             else:
                 pos = s
@@ -441,6 +464,7 @@ def subscribe(request_iterator, context):
         else:
             t.last_first = {"preset": preset, "replay_seq": None}
             pos = t.latest
+        t.first_requests.append(dict(t.last_first, refused=pos is None))
     if refuse is not None or pos is None:
         if refuse:
             context.set_trailing_metadata((("error-code", refuse),))
@@ -577,6 +601,7 @@ def publish(doc):
     changed = doc.get("changed", ["0x650004E0", "4-0x10", "7-0x06"])
     now_ms = int(doc.get("now_ms", time.time() * 1000))
     out = []
+    lines = []
     with STATE.lock:
         t = STATE.topic(name)
         first = t.latest + 1
@@ -590,11 +615,17 @@ def publish(doc):
                 payload = s.encode(login_datum(name, seq, now_ms, version))
             if i in corrupt:
                 payload = payload[:3]
+                lines.append(None)
+            elif doc.get("lines"):
+                lines.append(s.original_line(payload))
             out.append((seq, s.id, payload))
             t.latest = seq
         t.events.extend(out)
         STATE.lock.notify_all()
-        return {"first": first, "last": t.latest}
+        answer = {"first": first, "last": t.latest}
+        if doc.get("lines"):
+            answer["lines"] = lines
+        return answer
 
 
 def stats():
@@ -608,6 +639,7 @@ def stats():
                 "keepalives": t.keepalives, "max_outstanding": t.max_outstanding,
                 "overdrawn": t.overdrawn, "fetch_requests": t.fetch_requests,
                 "last_first_request": t.last_first, "latest": t.latest,
+                "first_requests": list(t.first_requests),
             }
         return {"topics": topics, "schema_requests": dict(STATE.schema_requests),
                 "topic_requests": STATE.topic_requests, "refused_tokens": len(STATE.refused),

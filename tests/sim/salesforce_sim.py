@@ -74,15 +74,15 @@ import re
 import secrets
 import socket
 import ssl
-import subprocess
 import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sf_soql  # noqa: E402
+import sim_tls  # noqa: E402
 from sf_soql import UTC, Lazy, SoqlError  # noqa: E402
 
 SKIP = 77
@@ -960,27 +960,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_body(200, json.dumps(out), JSON_TYPE, False)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    ssl_context = None
-
-    def finish_request(self, request, client_address):
-        # the TLS handshake runs in the connection's thread, never in the accept loop
-        if self.ssl_context is not None:
-            try:
-                request = self.ssl_context.wrap_socket(request, server_side=True)
-            except (ssl.SSLError, OSError) as exc:
-                sys.stderr.write(f"salesforce_sim: TLS handshake failed: {exc!r}\n")
-                return
-            try:
-                self.RequestHandlerClass(request, client_address, self)
-            finally:
-                try:
-                    request.close()
-                except OSError:
-                    pass
-            return
-        self.RequestHandlerClass(request, client_address, self)
+class Server(sim_tls.TlsThreadingHTTPServer):
+    sim_name = "salesforce_sim"
 
 
 # --- demo -------------------------------------------------------------------------------
@@ -1064,20 +1045,6 @@ def load_public_key(path):
     return serialization.load_pem_public_key(data)
 
 
-def make_tls(directory):
-    os.makedirs(directory, exist_ok=True)
-    cert = os.path.join(directory, "cert.pem")
-    key = os.path.join(directory, "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                    "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                    "-addext", "basicConstraints=critical,CA:TRUE"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(cert, key)
-    return ctx
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dataset")
@@ -1100,7 +1067,7 @@ def main():
     server = Server(("127.0.0.1", 0), Handler)
     scheme = "http"
     if opts.tls:
-        server.ssl_context = make_tls(opts.tls)
+        server.ssl_context = sim_tls.make_tls(opts.tls)
         scheme = "https"
     base = f"{scheme}://127.0.0.1:{server.server_address[1]}"
     state = State(opts, base, public_key)

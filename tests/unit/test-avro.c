@@ -19,7 +19,9 @@
 
 /*
  * The vectors come from tests/sim/avro_vectors.py: payloads encoded by python3-avro, expected
- * lines from python3-avro's decoder and json.dumps as the original writes them.
+ * lines from python3-avro's decoder and json.dumps(event, sort_keys=True, default=str) as the
+ * original writes them (bytes and fixed as Python's str(), b'...'), CDC field names from
+ * the Salesforce samples' rule written out in Python.
  */
 /* runs tests/sim/avro_vectors.py with @arg/@value (NULL: the vector cases); its JSON output */
 static json_t *
@@ -77,15 +79,21 @@ case_payload(json_t *c)
 }
 
 static SflAvroSchema *
-case_schema(json_t *c)
+case_schema_full(json_t *c, SflAvroSchemaFlags flags)
 {
 	g_autoptr(GError) error = NULL;
-	SflAvroSchema *schema =
-		sfl_avro_schema_new(json_string_value(json_object_get(c, "schema")), &error);
+	SflAvroSchema *schema = sfl_avro_schema_new_full(
+		json_string_value(json_object_get(c, "schema")), flags, &error);
 
 	g_assert_no_error(error);
 	g_assert_nonnull(schema);
 	return schema;
+}
+
+static SflAvroSchema *
+case_schema(json_t *c)
+{
+	return case_schema_full(c, SFL_AVRO_SCHEMA_DEFAULT);
 }
 
 static json_t *
@@ -111,9 +119,17 @@ test_avro_vectors(void)
 	json_t *cases = load_cases();
 	guint good = 0;
 	guint bad = 0;
+	guint hostile = 0;
 	gsize i;
 	json_t *c;
 
+	json_array_foreach (cases, i, c) {
+		const gchar *name = json_string_value(json_object_get(c, "name"));
+
+		if (g_str_has_prefix(name, "bytes-") || g_str_has_prefix(name, "fixed-") ||
+		    g_str_has_prefix(name, "scalars-"))
+			hostile++;
+	}
 	json_array_foreach (cases, i, c) {
 		const gchar *name = json_string_value(json_object_get(c, "name"));
 		const gchar *expected = json_string_value(json_object_get(c, "expected"));
@@ -146,6 +162,8 @@ test_avro_vectors(void)
 	}
 	g_assert_cmpuint(good, >=, 20);
 	g_assert_cmpuint(bad, >=, 20);
+	/* the table of hostile bytes, fixed, floats, longs and strings is there */
+	g_assert_cmpuint(hostile, >=, 40);
 }
 
 /* a datum cut anywhere short of its end cannot decode: each read it needs is bounded */
@@ -192,7 +210,9 @@ test_avro_truncated_prefixes(void)
 }
 
 /* wire-facts §1.9: 0x650004E0 = bits 5 6 7 10 24 26 29 30; 4-0x10 = field 4 child 4; 7-0x06 =
- * field 7 children 1 and 2, mapped onto the AccountChangeEvent-like schema of the vectors */
+ * field 7 children 1 and 2, mapped onto the AccountChangeEvent-like schema of the vectors.
+ * The original's line carries only the raw bitmaps; the names go beside them only with
+ * SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE, and to metadata through append_cdc_names(). */
 static void
 test_avro_cdc_worked_example(void)
 {
@@ -210,17 +230,41 @@ test_avro_cdc_worked_example(void)
 		"ShippingAddress.State",
 	};
 	json_t *c = find_case("cdc-worked-example");
-	g_autoptr(SflAvroSchema) schema = case_schema(c);
+	g_autoptr(SflAvroSchema) plain = case_schema(c);
+	g_autoptr(SflAvroSchema) schema = case_schema_full(c, SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE);
 	g_autoptr(GBytes) payload = case_payload(c);
 	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GString) joined = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(json_t) line = NULL;
+	g_autoptr(json_t) original = NULL;
 	json_t *header;
 	json_t *names;
 	json_t *raw;
 	gsize len = 0;
 	const guint8 *data = g_bytes_get_data(payload, &len);
 
+	g_assert_true(sfl_avro_render_json(plain, data, len, out, &error));
+	g_assert_no_error(error);
+	original = json_loads(out->str, 0, NULL);
+	header = json_object_get(original, "ChangeEventHeader");
+	g_assert_true(json_is_array(json_object_get(header, "changedFields")));
+	g_assert_null(json_object_get(header, "changedFieldNames"));
+	g_assert_null(json_object_get(header, "nulledFieldNames"));
+	g_assert_null(json_object_get(header, "diffFieldNames"));
+	g_assert_true(sfl_avro_schema_append_cdc_names(
+		plain, json_object_get(header, "changedFields"), joined));
+	{
+		g_autofree gchar *want_joined = g_strjoinv(",", (gchar **)want);
+		g_assert_cmpstr(joined->str, ==, want_joined);
+	}
+	g_string_truncate(joined, 0);
+	g_assert_false(sfl_avro_schema_append_cdc_names(
+		plain, json_object_get(header, "nulledFields"), joined));
+	g_assert_false(sfl_avro_schema_append_cdc_names(plain, NULL, joined));
+	g_assert_cmpstr(joined->str, ==, "");
+
+	g_string_truncate(out, 0);
 	g_assert_true(sfl_avro_render_json(schema, data, len, out, &error));
 	g_assert_no_error(error);
 	line = json_loads(out->str, 0, NULL);
@@ -427,11 +471,84 @@ test_avro_decode_record(void)
 			const SflField *f = sfl_record_lookup(record, "ChangeEventHeader");
 			g_assert_cmpint(f->type, ==, SFL_VALUE_JSON);
 			g_assert_true(json_is_integer(json_object_get(f->json, "commitTimestamp")));
-			g_assert_true(json_is_array(json_object_get(f->json, "changedFieldNames")));
+			g_assert_true(json_is_array(json_object_get(f->json, "changedFields")));
+			g_assert_null(json_object_get(f->json, "changedFieldNames"));
 		}
 		sfl_record_reset(record);
 	}
 	g_assert_cmpuint(checked, >=, 20);
+}
+
+/*
+ * CDC cases against Python: with SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE both outputs give the line
+ * with the name lists beside the bitmaps (cdc_field_names: line); without it, the names the
+ * decoded header's bitmaps select, comma-joined, are the metadata Python computed
+ * (cdc_field_names: metadata), absent where Python has none.
+ */
+static void
+test_avro_cdc_names(void)
+{
+	static const gchar *const fields[][2] = {
+		{ "changedFields", "changed_fields" },
+		{ "nulledFields", "nulled_fields" },
+		{ "diffFields", "diff_fields" },
+	};
+	json_t *cases = load_cases();
+	g_autoptr(SflRecord) record = sfl_record_new();
+	guint checked = 0;
+	gsize i;
+	json_t *c;
+
+	json_array_foreach (cases, i, c) {
+		const gchar *want_line = json_string_value(json_object_get(c, "expected_cdc_line"));
+		json_t *want_metadata = json_object_get(c, "cdc_metadata");
+		g_autoptr(SflAvroSchema) in_line = NULL;
+		g_autoptr(SflAvroSchema) plain = NULL;
+		g_autoptr(GBytes) payload = NULL;
+		g_autoptr(GString) out = g_string_new(NULL);
+		g_autoptr(GError) error = NULL;
+		g_autoptr(json_t) holder = NULL;
+		const SflField *header = NULL;
+		gsize len = 0;
+		const guint8 *data;
+
+		if (want_line == NULL)
+			continue;
+		g_test_message("vector %s", json_string_value(json_object_get(c, "name")));
+		in_line = case_schema_full(c, SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE);
+		plain = case_schema(c);
+		payload = case_payload(c);
+		data = g_bytes_get_data(payload, &len);
+		g_assert_true(sfl_avro_render_json(in_line, data, len, out, &error));
+		g_assert_no_error(error);
+		g_assert_cmpstr(out->str, ==, want_line);
+		g_string_truncate(out, 0);
+		sfl_record_reset(record);
+		g_assert_true(sfl_avro_decode_record(in_line, data, len, record, &holder, &error));
+		sfl_record_append_json(record, out);
+		g_assert_cmpstr(out->str, ==, want_line);
+		sfl_record_reset(record);
+		g_clear_pointer(&holder, json_decref);
+
+		g_assert_true(sfl_avro_decode_record(plain, data, len, record, &holder, &error));
+		header = sfl_record_lookup(record, "ChangeEventHeader");
+		g_assert_nonnull(header);
+		g_assert_cmpint(header->type, ==, SFL_VALUE_JSON);
+		for (guint f = 0; f < G_N_ELEMENTS(fields); f++) {
+			const gchar *want =
+				json_string_value(json_object_get(want_metadata, fields[f][1]));
+			gboolean any;
+
+			g_string_truncate(out, 0);
+			any = sfl_avro_schema_append_cdc_names(
+				plain, json_object_get(header->json, fields[f][0]), out);
+			g_assert_cmpint(any, ==, want != NULL);
+			g_assert_cmpstr(out->str, ==, want != NULL ? want : "");
+		}
+		sfl_record_reset(record);
+		checked++;
+	}
+	g_assert_cmpuint(checked, >=, 2);
 }
 
 static void
@@ -516,6 +633,7 @@ main(int argc, char **argv)
 	g_test_add_func("/avro/vectors", test_avro_vectors);
 	g_test_add_func("/avro/truncated-prefixes", test_avro_truncated_prefixes);
 	g_test_add_func("/avro/cdc-worked-example", test_avro_cdc_worked_example);
+	g_test_add_func("/avro/cdc-names", test_avro_cdc_names);
 	g_test_add_func("/avro/spec-vector", test_avro_spec_vector);
 	g_test_add_func("/avro/bad-schema", test_avro_bad_schema);
 	g_test_add_func("/avro/ref", test_avro_ref);

@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -707,7 +708,8 @@ test_file_unreadable(Fixture *fx, gconstpointer data)
 	if (was_root)
 		g_assert_cmpint(seteuid(0), ==, 0);
 	g_assert_false(opened);
-	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	/* access refused is told apart from other I/O errors, as a 403 of a bucket is */
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_AUTH);
 	g_assert_nonnull(strstr(error->message, fx->path));
 }
 
@@ -772,7 +774,7 @@ test_file_shared_write_lock(Fixture *fx, gconstpointer data)
 	g_assert_cmpint(sfl_platform_lock_acquire(lock_path, &frozen, &holder, &perr), ==,
 			SFL_PLATFORM_OK);
 	g_assert_false(store_commit(b, &error, "k", "2"));
-	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CONFLICT);
 	g_assert_nonnull(strstr(error->message, "being written by another replica"));
 	g_clear_error(&error);
 	value = store_load(a, "k", &error);
@@ -898,6 +900,172 @@ test_file_crash_safety(Fixture *fx, gconstpointer data)
 	g_test_message("%u kills, last value %s", kills, last_seen);
 }
 
+/*
+ * A file system without working locks (NFS without lockd): the lock call itself fails with
+ * ENOLCK, EOPNOTSUPP or ENOSYS. The platform layer's contract for that is played by a fake
+ * lock function; the store must commit all the same, warn once naming the path, stop asking,
+ * and still refuse a stale epoch (original §4.2). Any other lock error stays an error.
+ */
+static gint fake_lock_errno;
+static gint fake_lock_calls;
+static GMutex warnings_lock;
+static GPtrArray *warnings; /* (element-type utf8): the file store's warnings */
+
+static SflPlatformStatus
+fake_lock_acquire(const char *path, SflPlatformLock **out_lock, int64_t *holder_pid,
+		  SflPlatformError *error)
+{
+	gint code = g_atomic_int_get(&fake_lock_errno);
+	SflPlatformStatus status = code == ENOLCK || code == EOPNOTSUPP || code == ENOSYS
+					   ? SFL_PLATFORM_ERR_UNSUPPORTED
+					   : SFL_PLATFORM_ERR_IO;
+
+	g_atomic_int_inc(&fake_lock_calls);
+	*out_lock = NULL;
+	if (holder_pid != NULL)
+		*holder_pid = 0;
+	error->status = status;
+	error->os_code = code;
+	error->access_denied = code == EACCES;
+	g_snprintf(error->message, sizeof(error->message), "cannot lock %s: %s", path,
+		   g_strerror(code));
+	return status;
+}
+
+static guint
+warnings_count(void)
+{
+	guint n;
+
+	g_mutex_lock(&warnings_lock);
+	n = warnings->len;
+	g_mutex_unlock(&warnings_lock);
+	return n;
+}
+
+static gchar *
+warnings_last(void)
+{
+	gchar *last = NULL;
+
+	g_mutex_lock(&warnings_lock);
+	if (warnings->len > 0)
+		last = g_strdup(g_ptr_array_index(warnings, warnings->len - 1));
+	g_mutex_unlock(&warnings_lock);
+	return last;
+}
+
+/* the store warns from its worker thread; anything else still goes the default (fatal) way */
+static GLogWriterOutput
+test_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
+{
+	const gchar *domain = NULL;
+	const gchar *message = NULL;
+
+	for (gsize i = 0; i < n_fields; i++) {
+		if (g_str_equal(fields[i].key, "GLIB_DOMAIN"))
+			domain = fields[i].value;
+		else if (g_str_equal(fields[i].key, "MESSAGE"))
+			message = fields[i].value;
+	}
+	if ((level & G_LOG_LEVEL_WARNING) && g_strcmp0(domain, "SflFileStore") == 0 &&
+	    message != NULL) {
+		g_mutex_lock(&warnings_lock);
+		g_ptr_array_add(warnings, g_strdup(message));
+		g_mutex_unlock(&warnings_lock);
+		return G_LOG_WRITER_HANDLED;
+	}
+	return g_log_writer_default(level, fields, n_fields, user_data);
+}
+
+static SflCheckpointStore *
+lockless_store(const gchar *path, gboolean exclusive)
+{
+	SflCheckpointStore *store = sfl_file_store_new(path, exclusive);
+
+	sfl_file_store_set_lock_func(SFL_FILE_STORE(store), fake_lock_acquire);
+	return store;
+}
+
+static void
+test_file_lockless(Fixture *fx, gconstpointer data)
+{
+	const gint codes[] = { ENOLCK, EOPNOTSUPP, ENOSYS };
+
+	for (gsize i = 0; i < G_N_ELEMENTS(codes); i++) {
+		g_autofree gchar *path =
+			g_strdup_printf("%s/lockless-%d/state.json", fx->tmpdir, codes[i]);
+		g_autoptr(SflCheckpointStore) store = lockless_store(path, FALSE);
+		g_autoptr(SflCheckpointStore) leader = lockless_store(path, FALSE);
+		g_autoptr(SflCheckpointStore) exclusive = lockless_store(path, TRUE);
+		g_autoptr(SflStateDoc) doc = NULL;
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *warning = NULL;
+		guint64 stale_epoch = 6;
+		guint64 leader_epoch = 7;
+		guint before = warnings_count();
+
+		g_test_message("lock failing with %s", g_strerror(codes[i]));
+		g_atomic_int_set(&fake_lock_errno, codes[i]);
+		g_atomic_int_set(&fake_lock_calls, 0);
+		g_assert_true(store_open(store, &error));
+		g_assert_no_error(error);
+		/* commits land; the lock is asked for once and the warning comes once */
+		g_assert_true(store_commit(store, &error, "k", "1"));
+		g_assert_no_error(error);
+		g_assert_true(store_commit(store, &error, "k", "2", "j", "1"));
+		g_assert_no_error(error);
+		g_assert_cmpint(g_atomic_int_get(&fake_lock_calls), ==, 1);
+		g_assert_cmpuint(warnings_count(), ==, before + 1);
+		warning = warnings_last();
+		g_assert_nonnull(strstr(warning, path));
+		g_assert_nonnull(strstr(warning, "without the write lock"));
+		g_assert_cmpuint(sfl_file_store_get_write_count(SFL_FILE_STORE(store)), ==, 2);
+
+		/* the fence still holds without the lock: a newer leader's epoch refuses ours */
+		g_assert_true(store_open(leader, &error));
+		sfl_checkpoint_store_set_epoch(leader, epoch_is, &leader_epoch, NULL);
+		g_assert_true(store_commit(leader, &error, "k", "leader"));
+		g_assert_no_error(error);
+		sfl_checkpoint_store_set_epoch(store, epoch_is, &stale_epoch, NULL);
+		g_assert_false(store_commit(store, &error, "k", "stale"));
+		g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+		g_clear_error(&error);
+		doc = store_snapshot(leader, &error);
+		g_assert_cmpstr(sfl_state_doc_get(doc, "k"), ==, "leader");
+		g_assert_cmpstr(sfl_state_doc_get(doc, "j"), ==, "1");
+		g_assert_cmpstr(sfl_state_doc_get(doc, SFL_STATE_KEY_FENCE_EPOCH), ==, "7");
+
+		/* the lifetime lock of exclusive mode is what keeps a second daemon out: refused */
+		g_assert_false(store_open(exclusive, &error));
+		g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+		g_assert_nonnull(strstr(error->message, "cannot lock files"));
+	}
+}
+
+static void
+test_file_lock_denied(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflCheckpointStore) store = lockless_store(fx->path, FALSE);
+	g_autoptr(GError) error = NULL;
+	guint before = warnings_count();
+
+	g_atomic_int_set(&fake_lock_errno, EACCES);
+	g_atomic_int_set(&fake_lock_calls, 0);
+	g_assert_true(store_open(store, &error));
+	/* every commit asks again, and fails: access refused is no missing lock support */
+	for (guint i = 1; i <= 2; i++) {
+		g_assert_false(store_commit(store, &error, "k", "1"));
+		g_assert_error(error, SFL_ERROR, SFL_ERROR_AUTH);
+		g_assert_nonnull(strstr(error->message, fx->path));
+		g_clear_error(&error);
+		g_assert_cmpint(g_atomic_int_get(&fake_lock_calls), ==, (gint)i);
+	}
+	g_assert_cmpuint(sfl_file_store_get_write_count(SFL_FILE_STORE(store)), ==, 0);
+	g_assert_false(g_file_test(fx->path, G_FILE_TEST_EXISTS));
+	g_assert_cmpuint(warnings_count(), ==, before);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -929,6 +1097,8 @@ main(int argc, char **argv)
 	self_exe = argv[0];
 
 	g_test_init(&argc, &argv, NULL);
+	warnings = g_ptr_array_new_with_free_func(g_free);
+	g_log_set_writer_func(test_writer, NULL, NULL);
 	for (gsize k = 0; k < G_N_ELEMENTS(kinds); k++) {
 		for (gsize c = 0; c < G_N_ELEMENTS(contract); c++) {
 			g_autofree gchar *path = g_strdup_printf("/sfl/store/%s/%s", kinds[k].name,
@@ -947,6 +1117,8 @@ main(int argc, char **argv)
 	FILE_TEST("unreadable", test_file_unreadable);
 	FILE_TEST("exclusive-lock", test_file_exclusive_lock);
 	FILE_TEST("shared-write-lock", test_file_shared_write_lock);
+	FILE_TEST("lockless-file-system", test_file_lockless);
+	FILE_TEST("lock-denied", test_file_lock_denied);
 	FILE_TEST("crash-safety", test_file_crash_safety);
 	return g_test_run();
 }

@@ -138,8 +138,8 @@ sfl_log_test_render_json(void)
 		{ "SFL_BYTES", "1234xx", 4 },
 		{ NULL, "ignored", -1 },
 	};
-	const gchar *expected_keys[] = { "ts",	     "level",	  "domain",  "msg",
-					 "sfl_sink", "sfl_bytes", "repeated" };
+	const gchar *expected_keys[] = { "timestamp", "level",	   "event",   "logger",
+					 "sfl_sink",  "sfl_bytes", "repeated" };
 	g_autofree gchar *line = sfl_log_render(SFL_LOG_FORMAT_JSON, G_LOG_LEVEL_INFO, fields,
 						G_N_ELEMENTS(fields), SFL_LOG_TEST_NOW, 2);
 	g_autoptr(json_t) json = sfl_log_test_parse(line);
@@ -148,10 +148,10 @@ sfl_log_test_render_json(void)
 	gsize n_keys = 0;
 
 	g_assert_null(strchr(line, '\n'));
-	g_assert_cmpstr(sfl_log_test_get(json, "ts"), ==, "2026-11-30T03:00:00.123456Z");
+	g_assert_cmpstr(sfl_log_test_get(json, "timestamp"), ==, "2026-11-30T03:00:00.123456Z");
 	g_assert_cmpstr(sfl_log_test_get(json, "level"), ==, "info");
-	g_assert_cmpstr(sfl_log_test_get(json, "domain"), ==, "SflSinkLoki");
-	g_assert_cmpstr(sfl_log_test_get(json, "msg"), ==, "sink pushed 3 streams");
+	g_assert_cmpstr(sfl_log_test_get(json, "logger"), ==, "SflSinkLoki");
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==, "sink pushed 3 streams");
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_sink"), ==, "loki-main");
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_bytes"), ==, "1234");
 	g_assert_true(json_is_integer(json_object_get(json, "repeated")));
@@ -176,14 +176,103 @@ sfl_log_test_render_json_defaults(void)
 						G_N_ELEMENTS(fields), 0, 0);
 	g_autoptr(json_t) json = sfl_log_test_parse(line);
 
-	g_assert_cmpstr(sfl_log_test_get(json, "ts"), ==, "1970-01-01T00:00:00.000000Z");
+	g_assert_cmpstr(sfl_log_test_get(json, "timestamp"), ==, "1970-01-01T00:00:00Z");
 	/* glib criticals are failed checks, reported as errors */
 	g_assert_cmpstr(sfl_log_test_get(json, "level"), ==, "error");
-	g_assert_cmpstr(sfl_log_test_get(json, "domain"), ==, "sf2loki");
-	g_assert_cmpstr(sfl_log_test_get(json, "msg"), ==,
+	g_assert_cmpstr(sfl_log_test_get(json, "logger"), ==, "sf2loki");
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==,
 			"bad \xef\xbf\xbd byte and \"quotes\"\n");
 	g_assert_cmpstr(sfl_log_test_get(json, "field_level"), ==, "not the real level");
 	g_assert_null(json_object_get(json, "repeated"));
+}
+
+/* Python's own rendering of the original's stamp: TimeStamper(fmt="iso", utc=True) */
+static gchar *
+sfl_log_test_python_iso(gint64 usec)
+{
+	static const gchar *const script =
+		"import datetime, sys\n"
+		"u = int(sys.argv[1])\n"
+		"d = datetime.datetime.fromtimestamp(u // 1000000, tz=datetime.timezone.utc)\n"
+		"sys.stdout.write(d.replace(microsecond=u % 1000000).isoformat()"
+		".replace('+00:00', 'Z'))\n";
+	g_autofree gchar *arg = g_strdup_printf("%" G_GINT64_FORMAT, usec);
+	const gchar *argv[] = { "/usr/bin/python3", "-c", script, arg, NULL };
+	g_autoptr(GError) error = NULL;
+	gchar *out = NULL;
+	gint status = 0;
+
+	g_spawn_sync(NULL, (gchar **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL, &status,
+		     &error);
+	g_assert_no_error(error);
+	g_assert_true(g_spawn_check_wait_status(status, NULL));
+	return out;
+}
+
+static void
+sfl_log_test_render_timestamp(void)
+{
+	const gint64 cases[] = {
+		SFL_LOG_TEST_NOW,
+		/* a whole second: isoformat() leaves the fraction out */
+		(gint64)1796007600 * G_USEC_PER_SEC,
+		(gint64)1796007600 * G_USEC_PER_SEC + 1,
+		0,
+		/* before the epoch the fraction counts up from the earlier second */
+		-1,
+	};
+	const GLogField fields[] = { { "MESSAGE", "m", -1 } };
+
+	if (!g_file_test("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE)) {
+		g_test_skip("/usr/bin/python3 is needed for the expected timestamps");
+		return;
+	}
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *expected = sfl_log_test_python_iso(cases[i]);
+		g_autofree gchar *json_line =
+			sfl_log_render(SFL_LOG_FORMAT_JSON, G_LOG_LEVEL_INFO, fields,
+				       G_N_ELEMENTS(fields), cases[i], 0);
+		g_autofree gchar *logfmt_line =
+			sfl_log_render(SFL_LOG_FORMAT_LOGFMT, G_LOG_LEVEL_INFO, fields,
+				       G_N_ELEMENTS(fields), cases[i], 0);
+		g_autofree gchar *logfmt_prefix = g_strdup_printf("timestamp=%s ", expected);
+		g_autoptr(json_t) json = sfl_log_test_parse(json_line);
+
+		g_assert_cmpstr(sfl_log_test_get(json, "timestamp"), ==, expected);
+		g_assert_true(g_str_has_prefix(logfmt_line, logfmt_prefix));
+	}
+}
+
+/* a structured field named like one of the fixed keys must not replace it */
+static void
+sfl_log_test_render_reserved(void)
+{
+	const GLogField fields[] = {
+		{ "MESSAGE", "the message", -1 }, { "GLIB_DOMAIN", "SflRun", -1 },
+		{ "EVENT", "a field", -1 },	  { "LOGGER", "another", -1 },
+		{ "TIMESTAMP", "yesterday", -1 }, { "REPEATED", "7", -1 },
+	};
+	g_autofree gchar *line = sfl_log_render(SFL_LOG_FORMAT_JSON, G_LOG_LEVEL_WARNING, fields,
+						G_N_ELEMENTS(fields), 0, 0);
+	g_autofree gchar *logfmt = sfl_log_render(SFL_LOG_FORMAT_LOGFMT, G_LOG_LEVEL_WARNING,
+						  fields, G_N_ELEMENTS(fields), 0, 0);
+	g_autoptr(json_t) json = sfl_log_test_parse(line);
+
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==, "the message");
+	g_assert_cmpstr(sfl_log_test_get(json, "logger"), ==, "SflRun");
+	g_assert_cmpstr(sfl_log_test_get(json, "timestamp"), ==, "1970-01-01T00:00:00Z");
+	g_assert_cmpstr(sfl_log_test_get(json, "field_event"), ==, "a field");
+	g_assert_cmpstr(sfl_log_test_get(json, "field_logger"), ==, "another");
+	g_assert_cmpstr(sfl_log_test_get(json, "field_timestamp"), ==, "yesterday");
+	g_assert_cmpstr(sfl_log_test_get(json, "field_repeated"), ==, "7");
+	g_assert_null(json_object_get(json, "repeated"));
+	g_assert_null(json_object_get(json, "msg"));
+	g_assert_null(json_object_get(json, "ts"));
+	g_assert_null(json_object_get(json, "domain"));
+	g_assert_cmpstr(logfmt, ==,
+			"timestamp=1970-01-01T00:00:00Z level=warning event=\"the message\" "
+			"logger=SflRun field_event=\"a field\" field_logger=another "
+			"field_timestamp=yesterday field_repeated=7");
 }
 
 static void
@@ -226,8 +315,8 @@ sfl_log_test_render_logfmt(void)
 						G_N_ELEMENTS(fields), SFL_LOG_TEST_NOW, 3);
 
 	g_assert_cmpstr(line, ==,
-			"ts=2026-11-30T03:00:00.123456Z level=info domain=Sfl "
-			"msg=\"text with spaces\" key=value empty=\"\" "
+			"timestamp=2026-11-30T03:00:00.123456Z level=info "
+			"event=\"text with spaces\" logger=Sfl key=value empty=\"\" "
 			"tricky=\"a=b \\\"q\\\" back\\\\slash\\nnew\" weird_key=x repeated=3");
 }
 
@@ -248,18 +337,19 @@ sfl_log_test_render_redacts(void)
 						       fields, G_N_ELEMENTS(fields), 0, 0);
 	g_autoptr(json_t) json = sfl_log_test_parse(json_line);
 
-	g_assert_cmpstr(sfl_log_test_get(json, "msg"), ==,
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==,
 			"login with password=*** via https://bob:***@host/");
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_url"), ==, "https://u:***@example.com/x");
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_header"), ==, "Authorization: Bearer ***");
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_access_token"), ==, SFL_REDACTED);
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_token_ttl"), ==, "3600");
-	g_assert_cmpstr(logfmt_line, ==,
-			"ts=1970-01-01T00:00:00.000000Z level=info domain=sf2loki "
-			"msg=\"login with password=*** via https://bob:***@host/\" "
-			"sfl_url=https://u:***@example.com/x "
-			"sfl_header=\"Authorization: Bearer ***\" sfl_access_token=*** "
-			"sfl_token_ttl=3600");
+	g_assert_cmpstr(
+		logfmt_line, ==,
+		"timestamp=1970-01-01T00:00:00Z level=info "
+		"event=\"login with password=*** via https://bob:***@host/\" logger=sf2loki "
+		"sfl_url=https://u:***@example.com/x "
+		"sfl_header=\"Authorization: Bearer ***\" sfl_access_token=*** "
+		"sfl_token_ttl=3600");
 }
 
 static void
@@ -271,10 +361,10 @@ sfl_log_test_writer_json(SflLogFixture *fixture, gconstpointer user_data)
 			 "started %d workers", 4);
 	g_assert_cmpuint(fixture->lines->len, ==, 1);
 	json = sfl_log_test_line(fixture, 0);
-	g_assert_cmpstr(sfl_log_test_get(json, "ts"), ==, "2026-11-30T03:00:00.123456Z");
+	g_assert_cmpstr(sfl_log_test_get(json, "timestamp"), ==, "2026-11-30T03:00:00.123456Z");
 	g_assert_cmpstr(sfl_log_test_get(json, "level"), ==, "info");
-	g_assert_cmpstr(sfl_log_test_get(json, "domain"), ==, "SflSinkLoki");
-	g_assert_cmpstr(sfl_log_test_get(json, "msg"), ==, "started 4 workers");
+	g_assert_cmpstr(sfl_log_test_get(json, "logger"), ==, "SflSinkLoki");
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==, "started 4 workers");
 	g_assert_cmpstr(sfl_log_test_get(json, "sfl_sink"), ==, "loki-main");
 	g_assert_null(json_object_get(json, "code_file"));
 	g_assert_null(json_object_get(json, "priority"));
@@ -287,7 +377,8 @@ sfl_log_test_writer_logfmt(SflLogFixture *fixture, gconstpointer user_data)
 	g_info("hello");
 	g_assert_cmpuint(fixture->lines->len, ==, 1);
 	g_assert_cmpstr(g_ptr_array_index(fixture->lines, 0), ==,
-			"ts=2026-11-30T03:00:00.123456Z level=info domain=SflLogTest msg=hello");
+			"timestamp=2026-11-30T03:00:00.123456Z level=info event=hello "
+			"logger=SflLogTest");
 }
 
 static void
@@ -306,7 +397,7 @@ sfl_log_test_filter(SflLogFixture *fixture, gconstpointer user_data)
 	g_assert_cmpuint(fixture->lines->len, ==, 1);
 	json = sfl_log_test_line(fixture, 0);
 	g_assert_cmpstr(sfl_log_test_get(json, "level"), ==, "debug");
-	g_assert_cmpstr(sfl_log_test_get(json, "msg"), ==, "shown at debug");
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==, "shown at debug");
 }
 
 static void
@@ -323,7 +414,7 @@ sfl_log_test_filter_warn(SflLogFixture *fixture, gconstpointer user_data)
 	g_assert_cmpuint(fixture->lines->len, ==, 1);
 	json = sfl_log_test_line(fixture, 0);
 	g_assert_cmpstr(sfl_log_test_get(json, "level"), ==, "warning");
-	g_assert_cmpstr(sfl_log_test_get(json, "msg"), ==, "warning passes");
+	g_assert_cmpstr(sfl_log_test_get(json, "event"), ==, "warning passes");
 
 	sfl_log_setup(SFL_LOG_FORMAT_JSON, SFL_LOG_LEVEL_CRITICAL);
 	g_warning("below critical");
@@ -354,14 +445,14 @@ sfl_log_test_writer_redacts(SflLogFixture *fixture, gconstpointer user_data)
 			g_assert_null(strstr(line, secrets[j]));
 	}
 	first = sfl_log_test_line(fixture, 0);
-	g_assert_cmpstr(sfl_log_test_get(first, "msg"), ==, "minted *** for client_secret=***");
+	g_assert_cmpstr(sfl_log_test_get(first, "event"), ==, "minted *** for client_secret=***");
 	g_assert_cmpstr(sfl_log_test_get(first, "sfl_url"), ==, "https://u:***@host/");
 	g_assert_cmpstr(sfl_log_test_get(first, "client_secret"), ==, SFL_REDACTED);
 	second = sfl_log_test_line(fixture, 1);
-	g_assert_cmpstr(sfl_log_test_get(second, "msg"), ==,
+	g_assert_cmpstr(sfl_log_test_get(second, "event"), ==,
 			"push failed: Authorization: Bearer ***");
 	third = sfl_log_test_line(fixture, 2);
-	g_assert_cmpstr(sfl_log_test_get(third, "msg"), ==,
+	g_assert_cmpstr(sfl_log_test_get(third, "event"), ==,
 			"{\"access_token\":\"***\",\"token_ttl\":\"1h\"}");
 }
 
@@ -377,7 +468,8 @@ sfl_log_test_rate_limit_boundary(SflLogFixture *fixture, gconstpointer user_data
 	}
 	g_assert_cmpuint(fixture->lines->len, ==, 1);
 	first = sfl_log_test_line(fixture, 0);
-	g_assert_cmpstr(sfl_log_test_get(first, "msg"), ==, "loki unreachable: connection refused");
+	g_assert_cmpstr(sfl_log_test_get(first, "event"), ==,
+			"loki unreachable: connection refused");
 	g_assert_null(json_object_get(first, "repeated"));
 
 	/* the window runs from the last print, not from the last suppressed copy */
@@ -389,7 +481,7 @@ sfl_log_test_rate_limit_boundary(SflLogFixture *fixture, gconstpointer user_data
 	g_warning("loki unreachable: connection refused");
 	g_assert_cmpuint(fixture->lines->len, ==, 2);
 	second = sfl_log_test_line(fixture, 1);
-	g_assert_cmpstr(sfl_log_test_get(second, "msg"), ==,
+	g_assert_cmpstr(sfl_log_test_get(second, "event"), ==,
 			"loki unreachable: connection refused");
 	g_assert_cmpint(json_integer_value(json_object_get(second, "repeated")), ==, 3);
 
@@ -433,12 +525,13 @@ sfl_log_test_rate_limit_flush(SflLogFixture *fixture, gconstpointer user_data)
 	sfl_log_flush_repeats();
 	g_assert_cmpuint(fixture->lines->len, ==, 5);
 	flushed_a = sfl_log_test_line(fixture, 3);
-	g_assert_cmpstr(sfl_log_test_get(flushed_a, "msg"), ==, "failure a");
+	g_assert_cmpstr(sfl_log_test_get(flushed_a, "event"), ==, "failure a");
 	g_assert_cmpstr(sfl_log_test_get(flushed_a, "level"), ==, "warning");
-	g_assert_cmpstr(sfl_log_test_get(flushed_a, "ts"), ==, "2026-11-30T03:00:05.123456Z");
+	g_assert_cmpstr(sfl_log_test_get(flushed_a, "timestamp"), ==,
+			"2026-11-30T03:00:05.123456Z");
 	g_assert_cmpint(json_integer_value(json_object_get(flushed_a, "repeated")), ==, 2);
 	flushed_b = sfl_log_test_line(fixture, 4);
-	g_assert_cmpstr(sfl_log_test_get(flushed_b, "msg"), ==, "failure b");
+	g_assert_cmpstr(sfl_log_test_get(flushed_b, "event"), ==, "failure b");
 	g_assert_cmpstr(sfl_log_test_get(flushed_b, "level"), ==, "error");
 	g_assert_cmpint(json_integer_value(json_object_get(flushed_b, "repeated")), ==, 1);
 
@@ -457,7 +550,7 @@ sfl_log_test_rate_limit_distinct(SflLogFixture *fixture, gconstpointer user_data
 	g_log_structured("SflSourceSalesforce", G_LOG_LEVEL_WARNING, "MESSAGE", "retrying in 1 s");
 	g_assert_cmpuint(fixture->lines->len, ==, 3);
 	other_domain = sfl_log_test_line(fixture, 2);
-	g_assert_cmpstr(sfl_log_test_get(other_domain, "domain"), ==, "SflSourceSalesforce");
+	g_assert_cmpstr(sfl_log_test_get(other_domain, "logger"), ==, "SflSourceSalesforce");
 }
 
 static void
@@ -497,7 +590,7 @@ sfl_log_test_rate_limit_bounded(SflLogFixture *fixture, gconstpointer user_data)
 		g_warning("distinct failure %u", i);
 	g_assert_cmpuint(fixture->lines->len, ==, 302);
 	evicted = sfl_log_test_line(fixture, 256);
-	g_assert_cmpstr(sfl_log_test_get(evicted, "msg"), ==, "first failure");
+	g_assert_cmpstr(sfl_log_test_get(evicted, "event"), ==, "first failure");
 	g_assert_cmpint(json_integer_value(json_object_get(evicted, "repeated")), ==, 1);
 
 	/* "first failure" was forgotten, so it prints again */
@@ -560,8 +653,9 @@ sfl_log_test_writer_stderr(void)
 	g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
 	g_test_trap_assert_passed();
 	g_test_trap_assert_stdout("");
-	g_test_trap_assert_stderr("{\"ts\":\"*\",\"level\":\"info\",\"domain\":\"sf2loki\","
-				  "\"msg\":\"to stderr with password=***\"}\n");
+	g_test_trap_assert_stderr(
+		"{\"timestamp\":\"*\",\"level\":\"info\","
+		"\"event\":\"to stderr with password=***\",\"logger\":\"sf2loki\"}\n");
 }
 
 #define SFL_LOG_ADD(path, func)                                                                    \
@@ -582,6 +676,8 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/log/level-from-string", sfl_log_test_level_from_string);
 	g_test_add_func("/sfl/log/render/json", sfl_log_test_render_json);
 	g_test_add_func("/sfl/log/render/json-defaults", sfl_log_test_render_json_defaults);
+	g_test_add_func("/sfl/log/render/timestamp", sfl_log_test_render_timestamp);
+	g_test_add_func("/sfl/log/render/reserved", sfl_log_test_render_reserved);
 	g_test_add_func("/sfl/log/render/levels", sfl_log_test_render_levels);
 	g_test_add_func("/sfl/log/render/logfmt", sfl_log_test_render_logfmt);
 	g_test_add_func("/sfl/log/render/redacts", sfl_log_test_render_redacts);

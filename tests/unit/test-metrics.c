@@ -432,6 +432,8 @@ test_metrics_promtool(void)
 	const gchar *const source_event[] = { "source", "event_type", NULL };
 	const gchar *const reason[] = { "reason", NULL };
 	const gchar *const topic[] = { "topic", NULL };
+	const gchar *const dropped[] = { "reason", "source", "event_type", "org", NULL };
+	const gchar *const label[] = { "label", NULL };
 	const gdouble bounds[] = { 1, 5, 15, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400 };
 	const gdouble small[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 	SflMetricFamily *f;
@@ -458,13 +460,31 @@ test_metrics_promtool(void)
 	sfl_series_set(sfl_metric_family_series(f, NULL), 1780000000.123);
 	f = sfl_metrics_gauge(metrics, "sf2loki_queue_depth", "Entries queued.", NULL);
 	sfl_series_set(sfl_metric_family_series(f, NULL), INFINITY);
+	/* the label sets the original's alerts need (SFL-0021, SFL-0061, SFL-0034); an empty
+	 * org is how single-org renders */
 	f = sfl_metrics_histogram(metrics, "sf2loki_ingest_lag_seconds", "Lag at enqueue.",
-				  (const gchar *const[]){ "event_type", NULL }, bounds,
-				  G_N_ELEMENTS(bounds));
-	for (guint i = 0; i < 100; i++)
+				  source_event, bounds, G_N_ELEMENTS(bounds));
+	for (guint i = 0; i < 100; i++) {
 		sfl_series_observe(
-			sfl_metric_family_series(f, (const gchar *const[]){ "Login", NULL }),
+			sfl_metric_family_series(
+				f, (const gchar *const[]){ "eventlogfile", "Login", NULL }),
 			i * 997.5);
+		sfl_series_observe(sfl_metric_family_series(
+					   f, (const gchar *const[]){ "pubsub", "/event/X", NULL }),
+				   i * 0.1);
+	}
+	f = sfl_metrics_counter(metrics, "sf2loki_loki_entries_dropped", "Entries dropped.",
+				dropped);
+	sfl_series_add(sfl_metric_family_series(f, (const gchar *const[]){ "budget", "eventlogfile",
+									   "API", "", NULL }),
+		       300);
+	sfl_series_inc(sfl_metric_family_series(
+		f, (const gchar *const[]){ "bad_request", "pubsub", "/event/X", "prod", NULL }));
+	f = sfl_metrics_counter(metrics, "sf2loki_label_values_folded", "Folded values.", label);
+	sfl_series_inc(sfl_metric_family_series(f, (const gchar *const[]){ "USER_TYPE", NULL }));
+	f = sfl_metrics_gauge(metrics, "sf2loki_label_values", "Distinct values.", label);
+	sfl_series_set(sfl_metric_family_series(f, (const gchar *const[]){ "USER_TYPE", NULL }),
+		       100);
 	f = sfl_metrics_histogram(metrics, "sf2loki_loki_push_duration_seconds", "Push wall time.",
 				  NULL, small, G_N_ELEMENTS(small));
 	sfl_series_observe(sfl_metric_family_series(f, NULL), 0.0731);

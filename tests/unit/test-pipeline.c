@@ -10,6 +10,7 @@
 #include "sfl-memory-store.h"
 #include "sfl-pipeline-private.h"
 #include "sfl-pipeline.h"
+#include "sfl-run-obs.h"
 #include "sfl-test-coordinator.h"
 
 /*
@@ -209,6 +210,7 @@ struct _TestFlakyStore {
 	SflCheckpointStore parent_instance;
 	GMutex lock;
 	gint failures; /* writes still to fail */
+	GArray *codes; /* SflError: each fails one write with that code first */
 	guint writes;
 	SflStateDoc *doc;
 };
@@ -226,7 +228,12 @@ test_flaky_store_commit_many(SflCheckpointStore *store, const SflStateDoc *items
 
 	/* clang in GLib 2.74 flags an autoptr GMutexLocker as unused */
 	g_mutex_lock(&self->lock);
-	if (self->failures > 0) {
+	if (self->codes->len > 0) {
+		SflError code = g_array_index(self->codes, SflError, 0);
+		g_array_remove_index(self->codes, 0);
+		g_set_error(error, SFL_ERROR, code, "scripted %s", sfl_error_code_to_string(code));
+		ok = FALSE;
+	} else if (self->failures > 0) {
 		self->failures--;
 		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "disk hiccup");
 		ok = FALSE;
@@ -258,6 +265,7 @@ test_flaky_store_finalize(GObject *object)
 	TestFlakyStore *self = TEST_FLAKY_STORE(object);
 
 	sfl_state_doc_free(self->doc);
+	g_array_unref(self->codes);
 	g_mutex_clear(&self->lock);
 	G_OBJECT_CLASS(test_flaky_store_parent_class)->finalize(object);
 }
@@ -274,6 +282,15 @@ test_flaky_store_init(TestFlakyStore *self)
 {
 	g_mutex_init(&self->lock);
 	self->doc = sfl_state_doc_new();
+	self->codes = g_array_new(FALSE, FALSE, sizeof(SflError));
+}
+
+static void
+test_flaky_store_set_failures(TestFlakyStore *self, gint failures)
+{
+	g_mutex_lock(&self->lock);
+	self->failures = failures;
+	g_mutex_unlock(&self->lock);
 }
 
 /* --- fixture -------------------------------------------------------------------------------- */
@@ -724,6 +741,244 @@ test_commit_retry(Fixture *fx, gconstpointer data)
 	g_assert_cmpstr(got, ==, "2");
 }
 
+/*
+ * Issue 19 item 7: a store that keeps failing is visible. Every failed commit is counted by
+ * store and reason, the first of a streak is a warning, then one summary a minute and a
+ * recovery line; past service.unready_after_sink_failing, /readyz says so.
+ */
+
+/* the pipeline's warnings and messages, to check what an operator reads */
+static GPtrArray *logged;
+
+static GLogWriterOutput
+fx_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
+{
+	const gchar *domain = NULL;
+	const gchar *message = NULL;
+
+	for (gsize i = 0; i < n_fields; i++) {
+		if (g_str_equal(fields[i].key, "GLIB_DOMAIN"))
+			domain = fields[i].value;
+		else if (g_str_equal(fields[i].key, "MESSAGE"))
+			message = fields[i].value;
+	}
+	if ((level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE)) &&
+	    g_strcmp0(domain, "SflPipeline") == 0 && message != NULL)
+		g_ptr_array_add(logged, g_strdup(message));
+	return g_log_writer_default(level, fields, n_fields, user_data);
+}
+
+static guint
+fx_logged_count(const gchar *needle)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < logged->len; i++) {
+		if (strstr(g_ptr_array_index(logged, i), needle) != NULL)
+			n++;
+	}
+	return n;
+}
+
+static gdouble
+fx_commit_failures(SflMetrics *metrics, const gchar *store, const gchar *reason)
+{
+	const gchar *names[] = { "store", "reason", NULL };
+	const gchar *values[] = { store, reason, NULL };
+
+	return sfl_series_get(sfl_metric_family_series(
+		sfl_metrics_counter(metrics, "sf2loki_checkpoint_commit_failures", "", names),
+		values));
+}
+
+static SflConfig *
+fx_load_config(const gchar *service_yaml)
+{
+	g_autoptr(GError) error = NULL;
+	gchar *envp[] = { NULL };
+	g_autofree gchar *yaml =
+		g_strdup_printf("salesforce: {client_id: c, username: u, private_key: k}\n"
+				"sink: {loki: {url: 'http://127.0.0.1:9/loki/api/v1/push'}}\n"
+				"service: %s\n",
+				service_yaml);
+	SflConfig *config =
+		sfl_config_load_from_data(yaml, strlen(yaml), "test.yaml", envp, &error);
+
+	g_assert_no_error(error);
+	return config;
+}
+
+/* the /readyz reason the run would give now, from the pipeline's streaks and clock */
+static gchar *
+fx_degraded(Fixture *fx, SflRunObs *obs)
+{
+	return sfl_run_obs_degraded(obs, NULL, sfl_pipeline_get_failing_since(fx->pipeline),
+				    sfl_pipeline_get_commit_failing_since(fx->pipeline),
+				    sfl_clock_monotonic_usec(fx->clock));
+}
+
+/* moves the fake clock to @t, one second at a time, letting every retried commit finish */
+static void
+fx_advance_to(Fixture *fx, gint64 t)
+{
+	while (sfl_clock_monotonic_usec(fx->clock) < t) {
+		fx_advance(fx, G_USEC_PER_SEC);
+		FX_WAIT_FOR(!sfl_pipeline_has_commit_in_flight(fx->pipeline));
+	}
+}
+
+static void
+test_commit_failing_degrades(Fixture *fx, gconstpointer data)
+{
+	TestFlakyStore *flaky = g_object_new(TEST_TYPE_FLAKY_STORE, NULL);
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autoptr(SflConfig) config = fx_load_config("{unready_after_sink_failing: 30s}");
+	g_autoptr(SflRunObs) obs = sfl_run_obs_new(config, metrics);
+	g_autofree gchar *got = NULL;
+	gchar *reason = NULL;
+	gint64 t0 = 0;
+
+	test_flaky_store_set_failures(flaky, G_MAXINT);
+	g_object_unref(fx->store);
+	fx->store = SFL_CHECKPOINT_STORE(flaky);
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	sfl_pipeline_set_store_label(fx->pipeline, "file", "/srv/sf2loki/state.json");
+	sfl_pipeline_set_metrics(fx->pipeline, metrics);
+	g_ptr_array_set_size(logged, 0);
+	t0 = sfl_clock_monotonic_usec(fx->clock);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "1");
+	FX_WAIT_FOR(fx_counters(fx).commit_retries == 1);
+	/* Loki took the data: only the commit fails, since the first failure */
+	g_assert_cmpuint(fx_counters(fx).pushed_entries, ==, 1);
+	g_assert_cmpint(sfl_pipeline_get_failing_since(fx->pipeline), ==, 0);
+	g_assert_cmpint(sfl_pipeline_get_commit_failing_since(fx->pipeline), ==, t0);
+	g_assert_cmpuint(fx_logged_count("checkpoint commit to the file store "
+					 "/srv/sf2loki/state.json failed (io)"),
+			 ==, 1);
+	g_assert_null(fx_degraded(fx, obs));
+
+	/* up to the threshold it is still ready; past it, degraded, with the duration */
+	fx_advance_to(fx, t0 + 30 * G_USEC_PER_SEC);
+	g_assert_null(fx_degraded(fx, obs));
+	fx_advance_to(fx, t0 + 45 * G_USEC_PER_SEC);
+	reason = fx_degraded(fx, obs);
+	g_assert_cmpstr(reason, ==, "degraded: checkpoint commits failing for 45s");
+	g_clear_pointer(&reason, g_free);
+	fx_advance_to(fx, t0 + 185 * G_USEC_PER_SEC);
+	reason = fx_degraded(fx, obs);
+	g_assert_cmpstr(reason, ==, "degraded: checkpoint commits failing for 3m");
+	g_clear_pointer(&reason, g_free);
+
+	/* every failure counted as io; one first warning, at most one summary a minute */
+	g_assert_cmpfloat(fx_commit_failures(metrics, "file", "io"), ==,
+			  (gdouble)fx_counters(fx).commit_retries);
+	g_assert_cmpuint(fx_counters(fx).commit_retries, >=, 4);
+	g_assert_cmpuint(fx_logged_count("failed (io), retrying with backoff"), ==, 1);
+	g_assert_cmpuint(fx_logged_count("still failing after"), >=, 1);
+	g_assert_cmpuint(fx_logged_count("still failing after"), <=, 3);
+	g_assert_cmpuint(fx_logged_count("recovered"), ==, 0);
+
+	/* the store heals: the kept checkpoint lands at the next retry, ready again */
+	test_flaky_store_set_failures(flaky, 0);
+	while (fx_counters(fx).commits == 0)
+		fx_advance_to(fx, sfl_clock_monotonic_usec(fx->clock) + G_USEC_PER_SEC);
+	g_assert_cmpint(sfl_pipeline_get_commit_failing_since(fx->pipeline), ==, 0);
+	g_assert_null(fx_degraded(fx, obs));
+	g_assert_cmpuint(fx_logged_count("checkpoint commits to the file store "
+					 "/srv/sf2loki/state.json recovered after "),
+			 ==, 1);
+	got = test_flaky_store_get(flaky, "k");
+	g_assert_cmpstr(got, ==, "1");
+}
+
+/* each failure is counted under the reason its error code names */
+static void
+test_commit_failure_reasons(Fixture *fx, gconstpointer data)
+{
+	TestFlakyStore *flaky = g_object_new(TEST_TYPE_FLAKY_STORE, NULL);
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	const SflError codes[] = { SFL_ERROR_AUTH,	SFL_ERROR_CORRUPT,   SFL_ERROR_CONFLICT,
+				   SFL_ERROR_TRANSIENT, SFL_ERROR_THROTTLED, SFL_ERROR_INTERNAL,
+				   SFL_ERROR_AUTH };
+	g_autofree gchar *text = NULL;
+
+	g_array_append_vals(flaky->codes, codes, G_N_ELEMENTS(codes));
+	g_object_unref(fx->store);
+	fx->store = SFL_CHECKPOINT_STORE(flaky);
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	sfl_pipeline_set_store_label(fx->pipeline, "s3", "s3://bucket/sf2loki/state.json");
+	sfl_pipeline_set_metrics(fx->pipeline, metrics);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "1");
+	while (fx_counters(fx).commits == 0)
+		fx_advance_to(fx, sfl_clock_monotonic_usec(fx->clock) + G_USEC_PER_SEC);
+	g_assert_cmpfloat(fx_commit_failures(metrics, "s3", "permission"), ==, 2);
+	g_assert_cmpfloat(fx_commit_failures(metrics, "s3", "corrupt"), ==, 1);
+	g_assert_cmpfloat(fx_commit_failures(metrics, "s3", "conflict"), ==, 1);
+	/* an object store's TRANSIENT is a network or service hiccup, not a disk's I/O error */
+	g_assert_cmpfloat(fx_commit_failures(metrics, "s3", "transient"), ==, 2);
+	g_assert_cmpfloat(fx_commit_failures(metrics, "s3", "other"), ==, 1);
+	g_assert_cmpfloat(fx_commit_failures(metrics, "s3", "io"), ==, 0);
+	text = sfl_metrics_render_prometheus(metrics);
+	g_assert_nonnull(
+		strstr(text, "\n# TYPE sf2loki_checkpoint_commit_failures_total counter\n"));
+	g_assert_nonnull(strstr(text, "\nsf2loki_checkpoint_commit_failures_total{store=\"s3\","
+				      "reason=\"permission\"} 2\n"));
+}
+
+static gboolean
+fx_epoch_is(gpointer user_data, guint64 *epoch)
+{
+	*epoch = *(const guint64 *)user_data;
+	return TRUE;
+}
+
+static void
+fx_store_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	gboolean *done = user_data;
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(sfl_checkpoint_store_commit_many_finish(SFL_CHECKPOINT_STORE(source), result,
+							      &error));
+	g_assert_no_error(error);
+	*done = TRUE;
+}
+
+/* a fenced commit is counted (reason fenced) and demotes: it never degrades readiness */
+static void
+test_commit_fenced_counted(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autoptr(SflConfig) config = fx_load_config("{unready_after_sink_failing: 30s}");
+	g_autoptr(SflRunObs) obs = sfl_run_obs_new(config, metrics);
+	g_autoptr(SflCheckpointStore) leader = sfl_memory_store_new(fx->backing);
+	g_autoptr(SflStateDoc) doc = sfl_state_doc_new();
+	guint64 leader_epoch = 9;
+	guint64 stale_epoch = 3;
+	gboolean done = FALSE;
+
+	/* a newer leader wrote epoch 9 */
+	sfl_checkpoint_store_set_epoch(leader, fx_epoch_is, &leader_epoch, NULL);
+	sfl_state_doc_set(doc, "k", "leader");
+	sfl_checkpoint_store_commit_many_async(leader, doc, SFL_CHECKPOINT_STORE_NONE, NULL,
+					       fx_store_cb, &done);
+	FX_WAIT_FOR(done);
+	sfl_checkpoint_store_set_epoch(fx->store, fx_epoch_is, &stale_epoch, NULL);
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	sfl_pipeline_set_store_label(fx->pipeline, "memory", NULL);
+	sfl_pipeline_set_metrics(fx->pipeline, metrics);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "stale");
+	FX_WAIT_FOR(fx->fenced == 1);
+	g_assert_cmpfloat(fx_commit_failures(metrics, "memory", "fenced"), ==, 1);
+	g_assert_cmpint(sfl_pipeline_get_commit_failing_since(fx->pipeline), ==, 0);
+	fx_advance(fx, 60 * G_USEC_PER_SEC);
+	g_assert_null(fx_degraded(fx, obs));
+	FX_ASSERT_COMMITTED(fx, "k", "leader");
+}
+
 /* --- retries -------------------------------------------------------------------------------- */
 
 static void
@@ -873,6 +1128,68 @@ test_rejected_413(Fixture *fx, gconstpointer data)
 		g_assert_cmpuint(fx_push(fx, i)->lines->len, >=, 1);
 	g_assert_cmpuint(fx_push(fx, 14)->lines->len, ==, 1);
 	FX_WAIT_FOR(fx_committed_is(fx, "k", "7"));
+}
+
+/* SFL-0061: a drop is counted against the stream it belonged to, org empty without one */
+static SflLabels *
+fx_labels(Fixture *fx, const gchar *source, const gchar *event_type, const gchar *org)
+{
+	g_autoptr(GError) error = NULL;
+	const SflLabelPair pairs[] = { { "event_type", event_type },
+				       { "source", source },
+				       { "org", org } };
+	SflLabels *labels = sfl_labels_intern(fx->interner, pairs, org != NULL ? 3 : 2, &error);
+
+	g_assert_no_error(error);
+	return labels;
+}
+
+static gdouble
+fx_dropped(SflMetrics *metrics, const gchar *reason, const gchar *source, const gchar *event_type,
+	   const gchar *org)
+{
+	const gchar *names[] = { "reason", "source", "event_type", "org", NULL };
+	const gchar *values[] = { reason, source, event_type, org, NULL };
+
+	return sfl_series_get(sfl_metric_family_series(
+		sfl_metrics_counter(metrics, "sf2loki_loki_entries_dropped", "", names), values));
+}
+
+static void
+test_rejected_attributed(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autoptr(SflLabels) prod = fx_labels(fx, "eventlogfile", "API", "prod");
+	g_autoptr(SflLabels) single = fx_labels(fx, "pubsub", "LoginEventStream", NULL);
+	g_autofree gchar *text = NULL;
+	const gchar *lines[] = { "ok1", "bad-prod", "ok2", "huge-single", "bad-prod-2" };
+	SflLabels *labels[] = { prod, prod, single, single, prod };
+
+	fx->config.max_entries = 5;
+	fx_start(fx);
+	sfl_pipeline_set_metrics(fx->pipeline, metrics);
+	g_hash_table_insert(fx->sink->rejected, g_strdup("bad-prod"), g_strdup("bad_request"));
+	g_hash_table_insert(fx->sink->rejected, g_strdup("bad-prod-2"), g_strdup("bad_request"));
+	g_hash_table_insert(fx->sink->rejected, g_strdup("huge-single"), g_strdup("oversized_413"));
+	for (guint i = 0; i < G_N_ELEMENTS(lines); i++) {
+		g_autofree gchar *value = g_strdup_printf("%u", i);
+		g_autoptr(SflEntry) entry =
+			sfl_entry_new(1, labels[i], lines[i], -1, NULL, 0, "k", value);
+		g_assert_true(sfl_pipeline_offer(fx->pipeline, SFL_LANE_BULK, entry));
+	}
+	FX_WAIT_FOR(fx_counters(fx).pushed_entries == 2);
+	FX_WAIT_FOR(fx_committed_is(fx, "k", "4"));
+	g_assert_cmpfloat(fx_dropped(metrics, "bad_request", "eventlogfile", "API", "prod"), ==, 2);
+	g_assert_cmpfloat(fx_dropped(metrics, "oversized_413", "pubsub", "LoginEventStream", ""),
+			  ==, 1);
+	text = sfl_metrics_render_prometheus(metrics);
+	g_assert_nonnull(strstr(text,
+				"\nsf2loki_loki_entries_dropped_total{reason=\"bad_request\","
+				"source=\"eventlogfile\",event_type=\"API\",org=\"prod\"} 2\n"));
+	g_assert_nonnull(strstr(text,
+				"\nsf2loki_loki_entries_dropped_total{reason=\"oversized_413\","
+				"source=\"pubsub\",event_type=\"LoginEventStream\",org=\"\"} "
+				"1\n"));
 }
 
 /* --- backpressure and lanes ----------------------------------------------------------------- */
@@ -1162,6 +1479,8 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	/* the pipeline warns about drops, stops and abandonment: part of these contracts */
 	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+	logged = g_ptr_array_new_with_free_func(g_free);
+	g_log_set_writer_func(fx_log_writer, NULL, NULL);
 
 #define ADD(path, func) g_test_add(path, Fixture, NULL, fx_setup, func, fx_teardown)
 	ADD("/sfl/pipeline/batch/count", test_batch_count);
@@ -1173,11 +1492,15 @@ main(int argc, char **argv)
 	ADD("/sfl/pipeline/commit/markers-alone", test_commit_markers_alone);
 	ADD("/sfl/pipeline/commit/key-order", test_commit_key_order);
 	ADD("/sfl/pipeline/commit/retry", test_commit_retry);
+	ADD("/sfl/pipeline/commit/failing-degrades", test_commit_failing_degrades);
+	ADD("/sfl/pipeline/commit/failure-reasons", test_commit_failure_reasons);
+	ADD("/sfl/pipeline/commit/fenced-counted", test_commit_fenced_counted);
 	ADD("/sfl/pipeline/retry/retry-after", test_retry_after);
 	g_test_add_func("/sfl/pipeline/retry/backoff-pure", test_retry_backoff_pure);
 	ADD("/sfl/pipeline/retry/backoff", test_retry_backoff);
 	ADD("/sfl/pipeline/rejected/poison", test_rejected_poison);
 	ADD("/sfl/pipeline/rejected/413", test_rejected_413);
+	ADD("/sfl/pipeline/rejected/attributed", test_rejected_attributed);
 	ADD("/sfl/pipeline/backpressure/full", test_backpressure);
 	ADD("/sfl/pipeline/backpressure/huge-entry", test_backpressure_huge_entry);
 	ADD("/sfl/pipeline/lanes/independent", test_lanes_independent);

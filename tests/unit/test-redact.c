@@ -273,6 +273,31 @@ sfl_redact_test_invalid_utf8(void)
 	g_assert_cmpstr(got, ==, "\xff\xfe password=*** \xc3");
 }
 
+/*
+ * Found by fuzz-sf-rest-error: values holding a character whose UTF-8 has the byte 0x85 or
+ * 0xa0 (U+00C5 is c3 85, U+00E0 c3 a0, U+4F60 e4 bd a0) were cut inside it, which left the rest
+ * of the secret in the clear and the text invalid UTF-8.
+ */
+static void
+sfl_redact_test_non_ascii_value(void)
+{
+	const SflRedactCase cases[] = {
+		{ "token=abc\xc3\x85secret ok", "token=*** ok" },
+		{ "password: \xe4\xbd\xa0\xe5\xa5\xbdsecret", "password: ***" },
+		{ "Bearer abc\xc3\xa0secret, next", "Bearer ***, next" },
+		{ "https://user:p\xc3\xa0ss@host/", "https://user:***@host/" },
+		/* real white space still ends a value */
+		{ "token=abc\tnext", "token=***\tnext" },
+		{ "token=abc\x0bnext", "token=***\x0bnext" },
+	};
+
+	sfl_redact_assert_cases(cases, G_N_ELEMENTS(cases));
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *got = sfl_redact(cases[i].in);
+		g_assert_true(g_utf8_validate(got, -1, NULL));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -293,6 +318,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/redact/key-is-secret", sfl_redact_test_key_is_secret);
 	g_test_add_func("/sfl/redact/idempotent", sfl_redact_test_idempotent);
 	g_test_add_func("/sfl/redact/invalid-utf8", sfl_redact_test_invalid_utf8);
+	g_test_add_func("/sfl/redact/non-ascii-value", sfl_redact_test_non_ascii_value);
 
 	return g_test_run();
 }

@@ -57,19 +57,31 @@ test_degraded(void)
 	gint64 t0 = 1000 * G_USEC_PER_SEC;
 	gchar *r = NULL;
 
-	g_assert_null(sfl_run_obs_degraded(obs, NULL, 0, t0));
+	g_assert_null(sfl_run_obs_degraded(obs, NULL, 0, 0, t0));
 	/* at the threshold, not yet; past it, in whole seconds under a minute */
-	g_assert_null(sfl_run_obs_degraded(obs, NULL, t0, t0 + 30 * G_USEC_PER_SEC));
-	r = sfl_run_obs_degraded(obs, NULL, t0, t0 + 59 * G_USEC_PER_SEC + 999999);
+	g_assert_null(sfl_run_obs_degraded(obs, NULL, t0, 0, t0 + 30 * G_USEC_PER_SEC));
+	r = sfl_run_obs_degraded(obs, NULL, t0, 0, t0 + 59 * G_USEC_PER_SEC + 999999);
 	g_assert_cmpstr(r, ==, "degraded: loki pushes failing for 59s");
 	g_free(r);
 	/* minutes, truncated */
-	r = sfl_run_obs_degraded(obs, NULL, t0, t0 + 179 * G_USEC_PER_SEC);
+	r = sfl_run_obs_degraded(obs, NULL, t0, 0, t0 + 179 * G_USEC_PER_SEC);
 	g_assert_cmpstr(r, ==, "degraded: loki pushes failing for 2m");
 	g_free(r);
 	/* an org's authentication comes first */
-	r = sfl_run_obs_degraded(obs, "beta", t0, t0 + 179 * G_USEC_PER_SEC);
+	r = sfl_run_obs_degraded(obs, "beta", t0, 0, t0 + 179 * G_USEC_PER_SEC);
 	g_assert_cmpstr(r, ==, "degraded: org beta auth failing");
+	g_free(r);
+	/* failing checkpoint commits, formatted the same way, after a failing Loki */
+	g_assert_null(sfl_run_obs_degraded(obs, NULL, 0, t0, t0 + 30 * G_USEC_PER_SEC));
+	r = sfl_run_obs_degraded(obs, NULL, 0, t0, t0 + 45 * G_USEC_PER_SEC);
+	g_assert_cmpstr(r, ==, "degraded: checkpoint commits failing for 45s");
+	g_free(r);
+	r = sfl_run_obs_degraded(obs, NULL, 0, t0,
+				 t0 + 3 * 60 * G_USEC_PER_SEC + 59 * G_USEC_PER_SEC);
+	g_assert_cmpstr(r, ==, "degraded: checkpoint commits failing for 3m");
+	g_free(r);
+	r = sfl_run_obs_degraded(obs, NULL, t0, t0, t0 + 179 * G_USEC_PER_SEC);
+	g_assert_cmpstr(r, ==, "degraded: loki pushes failing for 2m");
 	g_free(r);
 }
 
@@ -81,7 +93,8 @@ test_degraded_disabled(void)
 	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
 	g_autoptr(SflRunObs) obs = sfl_run_obs_new(config, metrics);
 
-	g_assert_null(sfl_run_obs_degraded(obs, NULL, G_USEC_PER_SEC, G_TIME_SPAN_HOUR));
+	g_assert_null(
+		sfl_run_obs_degraded(obs, NULL, G_USEC_PER_SEC, G_USEC_PER_SEC, G_TIME_SPAN_HOUR));
 }
 
 static void

@@ -2119,9 +2119,145 @@ test_overlap_runtime(void)
 	g_assert_false(sfl_overlap_elf_type_owned_elsewhere(&s->sources, "ApiAnomaly"));
 }
 
+/* --- the promoted-label cardinality guard (SFL-0034) ----------------------------------------- */
+
+/* the guard's warning is part of its contract; the build logs structured, so it is recorded
+ * here (g_test_expect_message() does not see structured messages) */
+static GPtrArray *test_warnings; /* (element-type utf8) */
+
+static GLogWriterOutput
+test_shape_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
+{
+	if ((level & G_LOG_LEVEL_WARNING) && test_warnings != NULL) {
+		for (gsize i = 0; i < n_fields; i++) {
+			if (g_str_equal(fields[i].key, "MESSAGE")) {
+				g_ptr_array_add(test_warnings, g_strdup(fields[i].value));
+				return G_LOG_WRITER_HANDLED;
+			}
+		}
+	}
+	return g_log_writer_default(level, fields, n_fields, user_data);
+}
+
+static guint
+warnings_naming(const gchar *needle)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < test_warnings->len; i++)
+		n += strstr(test_warnings->pdata[i], needle) != NULL;
+	return n;
+}
+
+static gdouble
+guard_metric(SflMetrics *metrics, gboolean folded, const gchar *label)
+{
+	const gchar *names[] = { "label", NULL };
+	const gchar *values[] = { label, NULL };
+
+	return sfl_series_get(sfl_metric_family_series(
+		folded ? sfl_metrics_counter(metrics, "sf2loki_label_values_folded", "", names)
+		       : sfl_metrics_gauge(metrics, "sf2loki_label_values", "", names),
+		values));
+}
+
+#define HOUR_USEC (G_GINT64_CONSTANT(3600) * G_USEC_PER_SEC)
+
+/* N admitted, the N+1-th folded and counted; admitted values stay admitted; labels apart */
+static void
+test_label_guard_fold(void)
+{
+	g_autoptr(SflClock) clock =
+		sfl_fake_clock_new(G_GINT64_CONSTANT(1700000000) * G_USEC_PER_SEC);
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autoptr(SflLabelGuard) guard = sfl_label_guard_new(3, HOUR_USEC, clock, metrics);
+	g_autofree gchar *text = NULL;
+
+	g_ptr_array_set_size(test_warnings, 0);
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "Standard"), ==, "Standard");
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "Automated"), ==, "Automated");
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "Guest"), ==, "Guest");
+	g_assert_cmpfloat(guard_metric(metrics, TRUE, "USER_TYPE"), ==, 0);
+	g_assert_cmpuint(test_warnings->len, ==, 0);
+	/* the fourth distinct value */
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "PowerPartner"), ==,
+			SFL_LABEL_OTHER);
+	g_assert_cmpfloat(guard_metric(metrics, TRUE, "USER_TYPE"), ==, 1);
+	g_assert_cmpfloat(guard_metric(metrics, FALSE, "USER_TYPE"), ==, 3);
+	/* an admitted value keeps its label, a folded one stays folded */
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "Automated"), ==, "Automated");
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "PowerPartner"), ==,
+			SFL_LABEL_OTHER);
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "USER_TYPE", "CspLitePortal"), ==,
+			SFL_LABEL_OTHER);
+	g_assert_cmpfloat(guard_metric(metrics, TRUE, "USER_TYPE"), ==, 3);
+	/* one warning for the label in this window, naming it and not the values */
+	g_assert_cmpuint(test_warnings->len, ==, 1);
+	g_assert_cmpuint(warnings_naming("label USER_TYPE "), ==, 1);
+	g_assert_cmpuint(warnings_naming("PowerPartner"), ==, 0);
+	/* another label has its own budget */
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "CLIENT_NAME", "x"), ==, "x");
+	g_assert_cmpfloat(guard_metric(metrics, TRUE, "CLIENT_NAME"), ==, 0);
+
+	text = sfl_metrics_render_prometheus(metrics);
+	g_assert_nonnull(
+		strstr(text, "\nsf2loki_label_values_folded_total{label=\"USER_TYPE\"} 3\n"));
+	g_assert_nonnull(strstr(text, "\nsf2loki_label_values{label=\"USER_TYPE\"} 3\n"));
+	g_assert_nonnull(strstr(text, "\nsf2loki_label_values{label=\"CLIENT_NAME\"} 1\n"));
+}
+
+/* the window ends: values start afresh, a folded value is admitted again, the warning repeats */
+static void
+test_label_guard_window(void)
+{
+	g_autoptr(SflClock) clock =
+		sfl_fake_clock_new(G_GINT64_CONSTANT(1700000000) * G_USEC_PER_SEC);
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autoptr(SflLabelGuard) guard = sfl_label_guard_new(2, HOUR_USEC, clock, metrics);
+
+	g_ptr_array_set_size(test_warnings, 0);
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "a"), ==, "a");
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "b"), ==, "b");
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "c"), ==, SFL_LABEL_OTHER);
+	/* still the same window one microsecond before its end */
+	sfl_fake_clock_advance(clock, HOUR_USEC - 1);
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "c"), ==, SFL_LABEL_OTHER);
+	g_assert_cmpuint(warnings_naming("label L "), ==, 1);
+	sfl_fake_clock_advance(clock, 1);
+	/* a new window: the first two distinct values of it are the admitted ones */
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "c"), ==, "c");
+	g_assert_cmpfloat(guard_metric(metrics, FALSE, "L"), ==, 1);
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "a"), ==, "a");
+	g_assert_cmpstr(sfl_label_guard_admit(guard, "L", "b"), ==, SFL_LABEL_OTHER);
+	g_assert_cmpfloat(guard_metric(metrics, TRUE, "L"), ==, 3);
+	g_assert_cmpuint(warnings_naming("label L "), ==, 2);
+}
+
+/* max_values 0, or no guard at all: every value passes, nothing is recorded */
+static void
+test_label_guard_off(void)
+{
+	g_autoptr(SflClock) clock = sfl_fake_clock_new(0);
+	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
+	g_autoptr(SflLabelGuard) guard = sfl_label_guard_new(0, HOUR_USEC, clock, metrics);
+	g_autofree gchar *text = NULL;
+
+	for (guint i = 0; i < 500; i++) {
+		g_autofree gchar *v = g_strdup_printf("v%u", i);
+		g_assert_cmpstr(sfl_label_guard_admit(guard, "L", v), ==, v);
+		g_assert_cmpstr(sfl_label_guard_admit(NULL, "L", v), ==, v);
+	}
+	text = sfl_metrics_render_prometheus(metrics);
+	g_assert_null(strstr(text, "sf2loki_label_values"));
+}
+
 int
 main(int argc, char **argv)
 {
+	g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func(g_free);
+
+	test_warnings = warnings;
+	g_log_set_writer_func(test_shape_writer, NULL, NULL);
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/shape/transform/hash", test_transform_hash);
 	g_test_add_func("/shape/transform/hash-typed", test_transform_hash_typed);
@@ -2146,5 +2282,8 @@ main(int argc, char **argv)
 	g_test_add_func("/shape/categories", test_categories);
 	g_test_add_func("/shape/overlap", test_overlap);
 	g_test_add_func("/shape/overlap-runtime", test_overlap_runtime);
+	g_test_add_func("/shape/label-guard/fold", test_label_guard_fold);
+	g_test_add_func("/shape/label-guard/window", test_label_guard_window);
+	g_test_add_func("/shape/label-guard/off", test_label_guard_off);
 	return g_test_run();
 }
