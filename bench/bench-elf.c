@@ -356,17 +356,6 @@ bench_start_sim(Bench *bench)
 }
 
 static void
-bench_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data)
-{
-	Bench *bench = user_data;
-
-	(void)pipeline;
-	(void)lane;
-	if (bench->source != NULL)
-		sfl_source_notify_writable(bench->source);
-}
-
-static void
 bench_lane_error(SflPipeline *pipeline, SflLane lane, const GError *error, gpointer user_data)
 {
 	Bench *bench = user_data;
@@ -451,7 +440,9 @@ static void
 bench_start(Bench *bench)
 {
 	static const gchar *const labels[] = { "job", "sf2loki", NULL };
-	SflPipelineCallbacks callbacks = { bench_writable, bench_lane_error, bench_lane_error };
+	/* the lane wakes the parked source itself */
+	SflPipelineCallbacks callbacks = { NULL, bench_lane_error, bench_lane_error };
+	g_autoptr(SflLaneHandle) lane = NULL;
 	SflSourceContext ctx = { 0 };
 	g_autoptr(GError) error = NULL;
 
@@ -463,8 +454,8 @@ bench_start(Bench *bench)
 						      &bench->config->data.sources, NULL, &error));
 	if (bench->source == NULL)
 		g_error("source: %s", error->message);
-	ctx.pipeline = bench->pipeline;
-	ctx.lane = SFL_LANE_BULK;
+	lane = sfl_pipeline_get_lane(bench->pipeline, SFL_LANE_BULK);
+	ctx.lane = lane;
 	ctx.store = bench->store;
 	ctx.interner = bench->interner;
 	ctx.clock = bench->fake;

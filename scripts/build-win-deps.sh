@@ -255,9 +255,13 @@ build_libffi() {
 	cross_env make install
 }
 
+# With JIT (sljit has an x86-64 Windows backend): GLib compiles G_REGEX_OPTIMIZE patterns
+# (the redactor's, the shape rules') to machine code, and without it logs a debug line about
+# falling back on every such regex, which a debug-level log then shows.
 build_pcre2() {
 	configure_host --enable-shared --disable-static --enable-pcre2-8 --disable-pcre2-16 \
-		--disable-pcre2-32 --disable-pcre2grep-libz --disable-pcre2grep-libbz2
+		--disable-pcre2-32 --disable-pcre2grep-libz --disable-pcre2grep-libbz2 --enable-jit
+	grep -q '^#define SUPPORT_JIT' src/config.h || die "pcre2: configure left JIT out"
 	cross_env make -j "$JOBS"
 	cross_env make install
 }

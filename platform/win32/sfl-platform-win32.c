@@ -448,6 +448,17 @@ sfl_platform_replace_file_gated(const char *path, const void *data, size_t len,
 
 fail:
 	DeleteFileW(tmp);
+	/* MoveFileExW answers a directory in the way with ERROR_ACCESS_DENIED: that is what POSIX
+	 * calls EISDIR, an I/O error, not a permission the operator could grant */
+	if (code == ERROR_ACCESS_DENIED) {
+		DWORD attrs = GetFileAttributesW(wpath);
+
+		if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY) != 0) {
+			status = sfl_set_error(error, SFL_PLATFORM_ERR_IO, ERROR_DIRECTORY,
+					       "cannot replace %s: it is a directory", path);
+			goto out;
+		}
+	}
 	status = sfl_set_win(error, code, "replace", path);
 out:
 	free(tmp);

@@ -15,7 +15,7 @@
 #include "sfl-app.h"
 #include "sfl-autocleanups.h"
 #include "sfl-error.h"
-#include "sfl-lease-doc.h"
+#include "sfl-kinds.h"
 #include "sfl-platform-glib.h"
 #include "sfl-platform.h"
 
@@ -81,51 +81,9 @@ sfl_cli_print_json(json_t *value)
 static gboolean
 sfl_cli_state_check_writer(const SflConfig *config, GError **error)
 {
-	const SflCoordinateConfig *c = &config->data.coordinate;
-	g_auto(SflLeaseDoc) lease = { 0 };
-	g_autoptr(GError) local = NULL;
-	gint64 now = sfl_platform_wall_ns() / 1000;
+	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(config, error);
 
-	switch ((SflCoordinateKind)c->type) {
-	case SFL_COORDINATE_NOOP:
-		/* the store's own lock answers this when it is opened */
-		return TRUE;
-	case SFL_COORDINATE_FILE_LEASE:
-		if (!sfl_lease_doc_read(c->file_lease.path, &lease, &local)) {
-			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
-				    "cannot tell whether a leader is live: %s; pass --force if no "
-				    "sf2loki is running",
-				    local->message);
-			return FALSE;
-		}
-		if (!sfl_lease_doc_expired(&lease, now)) {
-			g_autoptr(GDateTime) until = g_date_time_new_from_unix_utc(
-				lease.expires_at_usec / G_USEC_PER_SEC);
-			g_autofree gchar *text = g_date_time_format_iso8601(until);
-			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
-				    "a live leader ('%s', epoch %" G_GUINT64_FORMAT ") holds %s "
-				    "until %s and would overwrite this change; stop every replica "
-				    "first, or pass --force",
-				    lease.holder, lease.epoch, c->file_lease.path, text);
-			return FALSE;
-		}
-		return TRUE;
-	case SFL_COORDINATE_K8S_LEASE:
-		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
-			    "the Kubernetes Lease %s/%s cannot be checked offline; scale the "
-			    "deployment to zero, then pass --force",
-			    c->k8s_lease.namespace_, c->k8s_lease.name);
-		return FALSE;
-	case SFL_COORDINATE_S3_LEASE:
-	case SFL_COORDINATE_GCS_LEASE:
-		/* staleness of an object lease is judged by watching it for a ttl, not offline */
-		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
-			    "the %s lease object cannot be checked offline; stop every replica "
-			    "first, then pass --force",
-			    c->type == SFL_COORDINATE_S3_LEASE ? "s3_lease" : "gcs_lease");
-		return FALSE;
-	}
-	return TRUE;
+	return kind != NULL && kind->check_no_writer(config, error);
 }
 
 static SflCheckpointStore *

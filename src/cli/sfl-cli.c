@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sfl-app.h"
+#include "sfl-kinds.h"
 #include "sfl-cli-state.h"
 #include "sfl-config.h"
 #include "sfl-doctor.h"
@@ -66,16 +67,13 @@ sfl_cli_print_problems(const GError *error, const gchar *prefix)
 		fprintf(stderr, "%s%s\n", prefix, lines[i]);
 }
 
-/* k8s_lease in-cluster outside a pod: nothing to build the client from until it runs there */
-static gboolean
-sfl_cli_check_defers_coordinator(const SflConfig *config)
+/* the note `check` prints instead of building a coordinator it cannot build here, or NULL */
+static const gchar *
+sfl_cli_check_deferred_note(const SflConfig *config)
 {
-	const SflCoordinateConfig *c = &config->data.coordinate;
-	const gchar *host = g_getenv("KUBERNETES_SERVICE_HOST");
+	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(config, NULL);
 
-	return c->type == SFL_COORDINATE_K8S_LEASE &&
-	       (c->k8s_lease.kubeconfig == NULL || c->k8s_lease.kubeconfig[0] == '\0') &&
-	       (host == NULL || host[0] == '\0');
+	return kind != NULL && kind->check_deferred != NULL ? kind->check_deferred(config) : NULL;
 }
 
 static int
@@ -87,7 +85,7 @@ sfl_cli_check(const gchar *config_path)
 	g_autoptr(SflCheckpointStore) store = NULL;
 	g_autoptr(SflCoordinator) coordinator = NULL;
 	g_autofree gchar *no_source = NULL;
-	gboolean deferred = FALSE;
+	const gchar *deferred = NULL;
 
 	config = sfl_config_load(config_path, envp, &error);
 	if (config == NULL) {
@@ -100,14 +98,12 @@ sfl_cli_check(const gchar *config_path)
 	}
 	/* wiring: build (never open or start) what `run` would, so unsupported choices show here */
 	store = sfl_app_build_store(config, sfl_app_store_wants_exclusive(config), &error);
-	deferred = store != NULL && sfl_cli_check_defers_coordinator(config);
-	if (deferred)
-		/* checked in CI or on a laptop: the pod's service account is not there to read */
-		printf("note: coordinate.k8s_lease reads the pod's service account when sf2loki "
-		       "starts in the cluster (run `sf2loki doctor` there to check it)\n");
+	deferred = store != NULL ? sfl_cli_check_deferred_note(config) : NULL;
+	if (deferred != NULL)
+		printf("note: %s\n", deferred);
 	else if (store != NULL)
 		coordinator = sfl_app_build_coordinator(config, NULL, &error);
-	if (store == NULL || (coordinator == NULL && !deferred) ||
+	if (store == NULL || (coordinator == NULL && deferred == NULL) ||
 	    !sfl_orgs_check_config(config, &error)) {
 		sfl_cli_print_problems(error, "");
 		fprintf(stderr, "config check FAILED: 1 problem\n");

@@ -8,32 +8,21 @@
 
 #include "sfl-doctor.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "pubsub_api.pb-c.h"
 #include "sfl-app.h"
 #include "sfl-autocleanups.h"
 #include "sfl-clock.h"
 #include "sfl-config.h"
 #include "sfl-curl-loop.h"
-#include "sfl-object-lease-coordinator.h"
-#include "sfl-object-probe.h"
-#include "sfl-object-store.h"
 #include "sfl-error.h"
-#include "sfl-file-store.h"
-#include "sfl-grpc.h"
 #include "sfl-http.h"
-#include "sfl-k8s-lease-doctor.h"
-#include "sfl-lease-doc.h"
+#include "sfl-kinds.h"
 #include "sfl-log.h"
-#include "sfl-loki-sink.h"
 #include "sfl-orgs.h"
 #include "sfl-otlp.h"
-#include "sfl-platform.h"
-#include "sfl-pubsub-source.h"
 #include "sfl-redact.h"
 #include "sfl-sf-auth.h"
 #include "sfl-sf-rest.h"
@@ -53,10 +42,6 @@
 #define SFL_DOCTOR_HTTP_TIMEOUT_MS (15 * 1000)
 /* under this share of DailyApiRequests left, the sources may soon be throttled */
 #define SFL_DOCTOR_LIMITS_LOW 0.2
-/* the Pub/Sub API call only the doctor makes (original §2.1.2) */
-#define SFL_DOCTOR_PATH_GET_TOPIC "/eventbus.v1.PubSub/GetTopic"
-/* the uid the packages and the container image run the service as */
-#define SFL_DOCTOR_SERVICE_UID "10001"
 
 typedef struct {
 	gchar *name;
@@ -84,12 +69,6 @@ typedef struct {
 	/* why the rows that need Salesforce are skipped */
 	const gchar *skip_salesforce;
 } SflDoctor;
-
-/* one operation in flight: an async result, or a download's end */
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} SflDoctorOp;
 
 static const gchar *const sfl_doctor_status_names[] = { "PASS", "WARN", "FAIL", "SKIP" };
 
@@ -136,53 +115,57 @@ sfl_doctor_add(SflDoctor *d, const gchar *name, SflDoctorStatus status, const gc
 	g_ptr_array_add(d->rows, row);
 }
 
-/* --- waiting on the main context ------------------------------------------------------------ */
-
+/* a row from a kind record's probe, redacted like every other */
 static void
-sfl_doctor_op_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+sfl_doctor_probe_add_cb(gpointer user_data, const gchar *name, SflProbeStatus status,
+			const gchar *detail)
 {
-	SflDoctorOp *op = user_data;
-	op->result = g_object_ref(result);
-	op->done = TRUE;
+	G_STATIC_ASSERT((gint)SFL_PROBE_PASS == (gint)SFL_DOCTOR_PASS);
+	G_STATIC_ASSERT((gint)SFL_PROBE_WARN == (gint)SFL_DOCTOR_WARN);
+	G_STATIC_ASSERT((gint)SFL_PROBE_FAIL == (gint)SFL_DOCTOR_FAIL);
+	G_STATIC_ASSERT((gint)SFL_PROBE_SKIP == (gint)SFL_DOCTOR_SKIP);
+	sfl_doctor_add(user_data, name, (SflDoctorStatus)status, "%s", detail);
 }
 
+/* what a kind record's probe sees: the doctor's context, curl loop, clock and org */
 static void
-sfl_doctor_op_wait(SflDoctor *d, SflDoctorOp *op)
+sfl_doctor_probe_env(SflDoctor *d, SflProbeEnv *env)
 {
-	while (!op->done)
-		g_main_context_iteration(d->context, TRUE);
-}
-
-static void
-sfl_doctor_op_clear(SflDoctorOp *op)
-{
-	g_clear_object(&op->result);
+	env->config = d->config;
+	env->context = d->context;
+	env->loop = d->loop;
+	env->clock = d->clock;
+	env->sources = d->sources;
+	env->auth = d->auth;
+	env->org_id = d->org_id;
+	env->add = sfl_doctor_probe_add_cb;
+	env->add_data = d;
 }
 
 /* @path: under the versioned REST root, e.g. "/limits" */
 static json_t *
 sfl_doctor_sf_get(SflDoctor *d, const gchar *path, GError **error)
 {
-	SflDoctorOp op = { 0 };
+	SflProbeOp op = { 0 };
 	json_t *doc = NULL;
 
-	sfl_sf_rest_get_async(d->rest, path, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
+	sfl_sf_rest_get_async(d->rest, path, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(d->context, &op);
 	doc = sfl_sf_rest_get_finish(d->rest, op.result, error);
-	sfl_doctor_op_clear(&op);
+	sfl_probe_op_clear(&op);
 	return doc;
 }
 
 static json_t *
 sfl_doctor_sf_query(SflDoctor *d, const gchar *soql, gboolean tooling, GError **error)
 {
-	SflDoctorOp op = { 0 };
+	SflProbeOp op = { 0 };
 	json_t *records = NULL;
 
-	sfl_sf_rest_query_async(d->rest, soql, tooling, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
+	sfl_sf_rest_query_async(d->rest, soql, tooling, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(d->context, &op);
 	records = sfl_sf_rest_query_finish(d->rest, op.result, error);
-	sfl_doctor_op_clear(&op);
+	sfl_probe_op_clear(&op);
 	return records;
 }
 
@@ -236,7 +219,8 @@ sfl_doctor_check_config(SflDoctor *d, const gchar *name)
 		coordinator = sfl_app_build_coordinator(d->config, d->loop, &error);
 	/* the sink carries sink.loki.ca_file on its own requests, as in `run` */
 	if (coordinator != NULL && sfl_orgs_check_config(d->config, &error))
-		d->sink = sfl_loki_sink_new(d->loop, &cd->sink.loki, &error);
+		d->sink =
+			sfl_app_build_sink(d->config, d->loop, SFL_DOCTOR_HTTP_TIMEOUT_MS, &error);
 	if (d->sink != NULL)
 		orgs = sfl_orgs_new(d->config, d->loop, d->clock, &error);
 	if (orgs == NULL) {
@@ -318,7 +302,8 @@ sfl_doctor_auth_hint(const SflSalesforceConfig *sf, const GError *error)
 	     strstr(url, "://test.salesforce.com") != NULL))
 		return "client_credentials needs the org's My Domain URL as salesforce.login_url, "
 		       "not the generic login host";
-	if (sf->auth_mode == SFL_SF_AUTH_JWT_BEARER && strstr(error->message, "invalid_grant"))
+	if (sf->auth_mode == SFL_SF_AUTH_JWT_BEARER &&
+	    g_strcmp0(sfl_error_get_peer_code(error), "invalid_grant") == 0)
 		return "the user is not pre-authorised for the connected app, or the certificate "
 		       "uploaded to it does not match salesforce.private_key";
 	return NULL;
@@ -339,7 +324,7 @@ sfl_doctor_check_auth(SflDoctor *d, const gchar *name)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflSfToken) token = NULL;
-	SflDoctorOp op = { 0 };
+	SflProbeOp op = { 0 };
 	const gchar *flow = sfl_config_enum_name("salesforce.auth_mode", d->sf->auth_mode);
 
 	d->auth = sfl_sf_auth_new(d->loop, d->sf, d->clock, &error);
@@ -347,19 +332,19 @@ sfl_doctor_check_auth(SflDoctor *d, const gchar *name)
 		sfl_doctor_auth_failed(d, name, error);
 		return;
 	}
-	sfl_sf_auth_get_token_async(d->auth, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
+	sfl_sf_auth_get_token_async(d->auth, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(d->context, &op);
 	token = sfl_sf_auth_get_token_finish(d->auth, op.result, &error);
-	sfl_doctor_op_clear(&op);
+	sfl_probe_op_clear(&op);
 	op.done = FALSE;
 	if (token == NULL) {
 		sfl_doctor_auth_failed(d, name, error);
 		return;
 	}
-	sfl_sf_auth_get_org_id_async(d->auth, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
+	sfl_sf_auth_get_org_id_async(d->auth, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(d->context, &op);
 	d->org_id = sfl_sf_auth_get_org_id_finish(d->auth, op.result, &error);
-	sfl_doctor_op_clear(&op);
+	sfl_probe_op_clear(&op);
 	if (d->org_id == NULL) {
 		sfl_doctor_auth_failed(d, name, error);
 		return;
@@ -381,7 +366,7 @@ sfl_doctor_check_permissions(SflDoctor *d, const gchar *name)
 	g_autoptr(json_t) records = NULL;
 
 	if (describe == NULL) {
-		if (strstr(error->message, "HTTP 403") != NULL)
+		if (sfl_error_get_http_status(error) == 403)
 			sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
 				       "EventLogFile describe refused (%s): the user lacks the "
 				       "\"View Event Log Files\" permission",
@@ -407,169 +392,18 @@ sfl_doctor_check_permissions(SflDoctor *d, const gchar *name)
 		       first->name);
 }
 
-/* what to do about a refused GetTopic, by its status */
-static const gchar *
-sfl_doctor_pubsub_hint(const SflGrpcStatus *status)
-{
-	switch (status->code) {
-	case SFL_GRPC_NOT_FOUND:
-		return "no such topic: check the name (/event/<Name> for platform events and "
-		       "event monitoring streams, /data/<Name> for change events) and that the "
-		       "feature is enabled in the org";
-	case SFL_GRPC_PERMISSION_DENIED:
-		return "the user may not read this topic; grant it in a permission set";
-	case SFL_GRPC_UNAUTHENTICATED:
-		return "the Pub/Sub API refused the session: the user needs \"API Enabled\" and "
-		       "the connected app the api scope; check salesforce.org_id";
-	case SFL_GRPC_UNAVAILABLE:
-		if (status->transport)
-			return "cannot reach sources.pubsub.endpoint (firewall, proxy, or the "
-			       "wrong host:port)";
-		return NULL;
-	default:
-		return NULL;
-	}
-}
-
-static gboolean
-sfl_doctor_cancel_cb(gpointer user_data)
-{
-	g_cancellable_cancel(user_data);
-	return G_SOURCE_REMOVE;
-}
-
-/* one GetTopic with the daemon's endpoint and call metadata; a row named pubsub:<topic> */
+/* the source kinds' own probes, run in their doctor row (Pub/Sub: one GetTopic per topic) */
 static void
-sfl_doctor_pubsub_topic(SflDoctor *d, const gchar *base_url, const gchar *const *metadata,
-			const gchar *topic)
+sfl_doctor_check_source(SflDoctor *d, const gchar *name)
 {
-	g_autofree gchar *name = g_strconcat("pubsub:", topic, NULL);
-	Eventbus__V1__TopicRequest req = EVENTBUS__V1__TOPIC_REQUEST__INIT;
-	Eventbus__V1__TopicInfo *info = NULL;
-	g_autoptr(GCancellable) cancellable = g_cancellable_new();
-	g_autoptr(GBytes) body = NULL;
-	g_autoptr(GBytes) answer = NULL;
-	g_autoptr(GError) error = NULL;
-	SflGrpcStatus status = { 0 };
-	SflDoctorOp op = { 0 };
-	GSource *timeout = NULL;
-	const guint8 *data = NULL;
-	gsize len = 0;
-	guint8 *buf = NULL;
+	const SflSourceKind *kind = sfl_source_kind_lookup(name, NULL);
+	SflProbeEnv env = { 0 };
 
-	req.topic_name = (gchar *)topic;
-	len = eventbus__v1__topic_request__get_packed_size(&req);
-	buf = g_malloc(MAX(len, 1));
-	eventbus__v1__topic_request__pack(&req, buf);
-	body = g_bytes_new_take(buf, len);
-	/* gRPC calls carry no deadline of their own: a silent endpoint must not hold the report */
-	timeout = g_timeout_source_new(SFL_DOCTOR_HTTP_TIMEOUT_MS);
-	g_source_set_callback(timeout, sfl_doctor_cancel_cb, cancellable, NULL);
-	g_source_attach(timeout, d->context);
-	/* the client itself asks again when curl drops a message (SFL_GRPC_UNARY_ATTEMPTS) */
-	sfl_grpc_unary_async(d->loop, base_url, SFL_DOCTOR_PATH_GET_TOPIC, metadata, body,
-			     cancellable, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
-	answer = sfl_grpc_unary_finish(op.result, &status, &error);
-	sfl_doctor_op_clear(&op);
-	g_source_destroy(timeout);
-	g_source_unref(timeout);
-	if (answer == NULL && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
-			       "DEADLINE_EXCEEDED: GetTopic unanswered after %d s from %s",
-			       SFL_DOCTOR_HTTP_TIMEOUT_MS / 1000, base_url);
-	} else if (answer == NULL) {
-		g_autofree gchar *what = sfl_grpc_status_describe(&status);
-		const gchar *hint = sfl_doctor_pubsub_hint(&status);
-
-		/* a status never came: the client's own message says what went wrong */
-		if (status.code == SFL_GRPC_OK)
-			sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-		else
-			sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s%s%s", what,
-				       hint ? "; hint: " : "", hint ? hint : "");
-	} else {
-		data = g_bytes_get_data(answer, &len);
-		info = eventbus__v1__topic_info__unpack(NULL, len, data);
-		if (info == NULL)
-			sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
-				       "GetTopic answered with a message that is not a TopicInfo "
-				       "(%" G_GSIZE_FORMAT " bytes)",
-				       len);
-		else if (!info->can_subscribe)
-			/* SFL-0035: the original passed this, then every Subscribe was refused */
-			sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
-				       "%s: the user may not subscribe to this topic "
-				       "(can_subscribe=false); grant the integration user a "
-				       "permission set with read access to it (event monitoring "
-				       "streams: \"View Real-Time Event Monitoring Data\"; change "
-				       "events: read on the object)",
-				       topic);
-		else
-			sfl_doctor_add(d, name, SFL_DOCTOR_PASS,
-				       "topic reachable, can_subscribe=true (schema %s)",
-				       info->schema_id != NULL && info->schema_id[0] != '\0'
-					       ? info->schema_id
-					       : "unknown");
-	}
-	if (info != NULL)
-		eventbus__v1__topic_info__free_unpacked(info, NULL);
-	sfl_grpc_status_clear(&status);
-}
-
-static void
-sfl_doctor_check_pubsub(SflDoctor *d, const gchar *name)
-{
-	const SflPubsubConfig *ps = &d->sources->pubsub;
-	guint n = ps->topics != NULL ? g_strv_length(ps->topics) : 0;
-	guint wild = 0;
-	g_autoptr(GPtrArray) topics = NULL;
-	g_autoptr(SflSfToken) token = NULL;
-	g_autoptr(GError) error = NULL;
-	g_auto(GStrv) metadata = NULL;
-	g_autofree gchar *base_url = NULL;
-	SflDoctorOp op = { 0 };
-
-	if (!ps->enabled) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_SKIP, "sources.pubsub is disabled");
-		return;
-	}
-	if (n == 0) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_SKIP, "sources.pubsub.topics is empty");
-		return;
-	}
-	for (guint i = 0; i < n; i++)
-		wild += g_str_equal(ps->topics[i], "*");
-	if (wild == n) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
-			       "sources.pubsub.topics is [\"*\"]: the discovered topics are not "
-			       "probed; list them explicitly to check can_subscribe");
-		return;
-	}
-	/* the topics the source would subscribe to, nothing else */
-	topics = sfl_pubsub_explicit_topics(ps);
-	if (topics->len == 0) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
-			       "no explicit topic of sources.pubsub.topics passes "
-			       "sources.pubsub.include/exclude: nothing would be subscribed%s",
-			       wild > 0 ? " but the discovered topics" : "");
-		return;
-	}
-	/* the token auth minted: the provider's cache answers */
-	sfl_sf_auth_get_token_async(d->auth, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
-	token = sfl_sf_auth_get_token_finish(d->auth, op.result, &error);
-	sfl_doctor_op_clear(&op);
-	if (token == NULL) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "no token for the Pub/Sub API: %s",
-			       error->message);
-		return;
-	}
-	base_url = sfl_pubsub_endpoint_url(ps->endpoint);
-	metadata = sfl_pubsub_call_metadata(token, d->org_id);
-	for (guint i = 0; i < topics->len; i++)
-		sfl_doctor_pubsub_topic(d, base_url, (const gchar *const *)metadata,
-					g_ptr_array_index(topics, i));
+	sfl_doctor_probe_env(d, &env);
+	if (kind != NULL && kind->doctor_probe != NULL)
+		kind->doctor_probe(&env, name);
+	else
+		sfl_doctor_add(d, name, SFL_DOCTOR_SKIP, "no probe for sources.%s", name);
 }
 
 static void
@@ -754,7 +588,7 @@ sfl_doctor_loki_failed(SflDoctor *d, const gchar *name, const SflSinkResult *res
 {
 	const gchar *detail = result->detail != NULL ? result->detail : "";
 
-	if (result->status == 401 || result->status == 403)
+	if (sfl_http_status_class(result->status) == SFL_HTTP_CLASS_AUTH)
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
 			       "HTTP %u: credentials refused (%s); check sink.loki.auth_token and "
 			       "sink.loki.tenant_id (the basic-auth user with a token, else "
@@ -792,7 +626,7 @@ sfl_doctor_check_loki(SflDoctor *d, const gchar *name)
 	g_autofree gchar *stamp = NULL;
 	gint64 now_usec = sfl_clock_wall_usec(d->clock);
 	gint64 started;
-	SflDoctorOp op = { 0 };
+	SflProbeOp op = { 0 };
 	const gchar *labels_text;
 
 	labels = sfl_labels_intern(interner, (const SflLabelPair *)(const void *)pairs->data,
@@ -816,12 +650,11 @@ sfl_doctor_check_loki(SflDoctor *d, const gchar *name)
 	sfl_batch_add(batch, sfl_entry_new(now_usec * 1000, labels, text, -1,
 					   (const SflLabelPair *)(const void *)metadata->data,
 					   metadata->len, NULL, NULL));
-	sfl_loki_sink_set_timeout(SFL_LOKI_SINK(d->sink), SFL_DOCTOR_HTTP_TIMEOUT_MS);
 	started = g_get_monotonic_time();
-	sfl_sink_push_async(d->sink, batch, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
+	sfl_sink_push_async(d->sink, batch, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(d->context, &op);
 	result = sfl_sink_push_finish(d->sink, op.result, &error);
-	sfl_doctor_op_clear(&op);
+	sfl_probe_op_clear(&op);
 	if (result == NULL) {
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
 		return;
@@ -895,7 +728,7 @@ sfl_doctor_check_telemetry(SflDoctor *d, const gchar *name)
 	gint64 now_ns = sfl_clock_wall_usec(d->clock) * 1000;
 	g_autoptr(SflHttpResponse) response = NULL;
 	g_autoptr(GError) error = NULL;
-	SflDoctorOp op = { 0 };
+	SflProbeOp op = { 0 };
 	gint64 started;
 	guint status;
 
@@ -925,24 +758,24 @@ sfl_doctor_check_telemetry(SflDoctor *d, const gchar *name)
 	body = sfl_otlp_encode(none, t->resource_attributes, now_ns, now_ns);
 	started = g_get_monotonic_time();
 	sfl_http_request_async(d->loop, "POST", t->endpoint, (const gchar *const *)headers->pdata,
-			       body, SFL_DOCTOR_HTTP_TIMEOUT_MS, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
+			       body, SFL_DOCTOR_HTTP_TIMEOUT_MS, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(d->context, &op);
 	response = sfl_http_request_finish(op.result, &error);
-	sfl_doctor_op_clear(&op);
+	sfl_probe_op_clear(&op);
 	if (response == NULL) {
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "cannot reach %s: %s", t->endpoint,
 			       error->message);
 		return;
 	}
 	status = sfl_http_response_get_status(response);
-	if (status == 401 || status == 403)
+	if (sfl_http_status_class(status) == SFL_HTTP_CLASS_AUTH)
 		sfl_doctor_add(
 			d, name, SFL_DOCTOR_FAIL,
 			"HTTP %u from %s: credentials refused; check "
 			"service.telemetry.basic_auth_user/basic_auth_token (they default to "
 			"the Loki tenant_id/auth_token) and service.telemetry.headers",
 			status, t->endpoint);
-	else if (status < 200 || status >= 300)
+	else if (sfl_http_status_class(status) != SFL_HTTP_CLASS_SUCCESS)
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "HTTP %u from %s", status, t->endpoint);
 	else
 		sfl_doctor_add(d, name, SFL_DOCTOR_PASS,
@@ -951,270 +784,36 @@ sfl_doctor_check_telemetry(SflDoctor *d, const gchar *name)
 			       status, t->endpoint, (g_get_monotonic_time() - started) / 1000);
 }
 
-/* --- state and coordinator -------------------------------------------------------------------- */
-
-/*
- * Proves the directory takes a durable atomic replace, as the daemon's writes need: a probe
- * file beside @path, written the same way, then removed. FALSE with a row added when it fails.
- */
-static gboolean
-sfl_doctor_probe_beside(SflDoctor *d, const gchar *name, const gchar *path, const gchar *what)
-{
-	g_autofree gchar *probe = g_strconcat(path, ".sf2loki-doctor-probe", NULL);
-	static const gchar payload[] = "sf2loki doctor probe\n";
-	SflPlatformError perr = { 0 };
-	g_autofree gchar *dir = g_path_get_dirname(path);
-
-	if (sfl_platform_replace_file(probe, payload, sizeof(payload) - 1, &perr) ==
-	    SFL_PLATFORM_OK) {
-		SflPlatformError rm = { 0 };
-		(void)sfl_platform_remove_file(probe, &rm);
-		return TRUE;
-	}
-	if (perr.access_denied)
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
-			       "cannot write beside the %s: %s; the service runs as uid %s: give "
-			       "it %s (e.g. chown -R %s %s)",
-			       what, perr.message, SFL_DOCTOR_SERVICE_UID, dir,
-			       SFL_DOCTOR_SERVICE_UID, dir);
-	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "cannot write beside the %s: %s", what,
-			       perr.message);
-	return FALSE;
-}
-
-/* the live object read, then conditional writes tried on a probe key beside it */
-static void
-sfl_doctor_probe_object(SflDoctor *d, const gchar *name, SflObjectClient *client, const gchar *key)
-{
-	g_autofree gchar *probe_key = g_strconcat(key, ".doctor-probe", NULL);
-	g_autofree gchar *detail = NULL;
-	g_autoptr(GError) error = NULL;
-	SflDoctorOp op = { 0 };
-	gboolean ok;
-
-	sfl_object_probe_async(client, key, probe_key, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
-	ok = sfl_object_probe_finish(client, op.result, &detail, &error);
-	sfl_doctor_op_clear(&op);
-	if (!ok)
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS, "%s", detail);
-}
-
-/* state.store s3 | gcs: the daemon's own client on the document's object */
-static void
-sfl_doctor_check_object_state(SflDoctor *d, const gchar *name)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflCheckpointStore) store = sfl_app_build_store(d->config, FALSE, &error);
-
-	if (store == NULL) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-		return;
-	}
-	sfl_doctor_probe_object(d, name, sfl_object_store_get_client(SFL_OBJECT_STORE(store)),
-				sfl_object_store_get_key(SFL_OBJECT_STORE(store)));
-}
+/* --- state and coordinator: the kind records' probes ------------------------------------------ */
 
 static void
 sfl_doctor_check_state(SflDoctor *d, const gchar *name)
 {
-	const SflConfig *config = d->config;
-	const gchar *path = config->data.state.file.path;
-	g_autofree gchar *dir = g_path_get_dirname(path);
-	g_autoptr(SflCheckpointStore) store = NULL;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(SflStateDoc) doc = NULL;
-	g_autofree gchar *lock_path = NULL;
-	g_autofree gchar *lock_note = NULL;
-	SflPlatformLock *lock = NULL;
-	SflDoctorOp op = { 0 };
-	gboolean opened;
+	const SflStoreKind *kind = sfl_store_kind_for_config(d->config, &error);
+	SflProbeEnv env = { 0 };
 
-	if (config->data.state.store != SFL_STATE_STORE_FILE) {
-		sfl_doctor_check_object_state(d, name);
-		return;
-	}
-	/* the daemon creates the directory at start-up; failing that is what it would hit first */
-	if (g_mkdir_with_parents(dir, 0700) != 0) {
-		int saved = errno;
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
-			       "cannot create the state directory %s: %s%s", dir, g_strerror(saved),
-			       saved == EACCES || saved == EPERM
-				       ? "; the service runs as uid " SFL_DOCTOR_SERVICE_UID
-				       : "");
-		return;
-	}
-	/* under no coordinator the daemon holds <path>.lock: take it, or name who has it */
-	if (sfl_app_store_wants_exclusive(config)) {
-		SflPlatformError perr = { 0 };
-		gint64 holder = 0;
-		SflPlatformStatus st;
-
-		lock_path = sfl_file_store_lock_path(path);
-		st = sfl_platform_lock_acquire(lock_path, &lock, &holder, &perr);
-		if (st == SFL_PLATFORM_ERR_BUSY) {
-			lock_note = g_strdup_printf("lock held by a running sf2loki (%s)",
-						    perr.message);
-		} else if (st != SFL_PLATFORM_OK) {
-			sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "cannot take %s: %s%s", lock_path,
-				       perr.message,
-				       perr.access_denied
-					       ? "; the service runs as uid " SFL_DOCTOR_SERVICE_UID
-					       : "");
-			return;
-		}
-	} else {
-		lock_note = g_strdup_printf(
-			"no lock under coordinate.type %s",
-			sfl_config_enum_name("coordinate.type", config->data.coordinate.type));
-	}
-	/* the real file, read and parsed by the daemon's own store (never the lock: taken above) */
-	store = sfl_app_build_store(config, FALSE, &error);
-	if (store != NULL) {
-		sfl_checkpoint_store_open_async(store, NULL, sfl_doctor_op_cb, &op);
-		sfl_doctor_op_wait(d, &op);
-		opened = sfl_checkpoint_store_open_finish(store, op.result, &error);
-		sfl_doctor_op_clear(&op);
-		if (opened) {
-			op.done = FALSE;
-			sfl_checkpoint_store_snapshot_async(store, NULL, sfl_doctor_op_cb, &op);
-			sfl_doctor_op_wait(d, &op);
-			doc = sfl_checkpoint_store_snapshot_finish(store, op.result, &error);
-			sfl_doctor_op_clear(&op);
-		}
-	}
-	if (lock != NULL) {
-		sfl_platform_lock_release(lock);
-		lock_note = g_strdup_printf("%s taken and released", lock_path);
-	}
-	if (doc == NULL) {
+	if (kind == NULL) {
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
 		return;
 	}
-	if (!sfl_doctor_probe_beside(d, name, path, "state file"))
-		return;
-	if (g_file_test(path, G_FILE_TEST_EXISTS))
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS, "%s: %u key%s, writable; %s", path,
-			       sfl_state_doc_size(doc), sfl_state_doc_size(doc) == 1 ? "" : "s",
-			       lock_note);
-	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS,
-			       "%s: no state yet (a first run starts from the lookback), "
-			       "writable; %s",
-			       path, lock_note);
-}
-
-/* the Lease read and a server-side dry-run write of what the coordinator would write */
-static void
-sfl_doctor_check_k8s_lease(SflDoctor *d, const gchar *name)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflK8sLeaseApi) api = sfl_k8s_lease_api_new_from_config(
-		&d->config->data.coordinate.k8s_lease, d->loop, &error);
-	g_autofree gchar *detail = NULL;
-	const gchar *note = sfl_k8s_lease_doctor_store_note(d->config);
-	SflDoctorOp op = { 0 };
-	gboolean ok;
-
-	if (api == NULL) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-		return;
-	}
-	sfl_k8s_lease_doctor_probe_async(api, NULL, sfl_doctor_op_cb, &op);
-	sfl_doctor_op_wait(d, &op);
-	ok = sfl_k8s_lease_doctor_probe_finish(api, op.result, &detail, &error);
-	sfl_doctor_op_clear(&op);
-	if (!ok)
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS, "%s%s%s", detail, note != NULL ? "; " : "",
-			       note != NULL ? note : "");
-}
-
-/* s3_lease / gcs_lease: a read of the lease object, never a write to the live lease */
-static void
-sfl_doctor_check_object_lease(SflDoctor *d, const gchar *name)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflCoordinator) coordinator =
-		sfl_app_build_coordinator(d->config, d->loop, &error);
-	SflObjectLeaseCoordinator *lease;
-
-	if (coordinator == NULL) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-		return;
-	}
-	lease = SFL_OBJECT_LEASE_COORDINATOR(coordinator);
-	sfl_doctor_probe_object(d, name, sfl_object_lease_coordinator_get_client(lease),
-				sfl_object_lease_coordinator_get_key(lease));
+	sfl_doctor_probe_env(d, &env);
+	kind->doctor_probe(&env, name);
 }
 
 static void
 sfl_doctor_check_coordinator(SflDoctor *d, const gchar *name)
 {
-	const SflCoordinateConfig *c = &d->config->data.coordinate;
-	const gchar *path = c->file_lease.path;
-	g_auto(SflLeaseDoc) lease = { 0 };
 	g_autoptr(GError) error = NULL;
-	gint64 now = sfl_clock_wall_usec(d->clock);
-	gdouble left;
-	gdouble age;
+	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(d->config, &error);
+	SflProbeEnv env = { 0 };
 
-	switch ((SflCoordinateKind)c->type) {
-	case SFL_COORDINATE_NOOP:
-		sfl_doctor_add(d, name, SFL_DOCTOR_SKIP,
-			       "coordinate.type is noop (one replica, no lease)");
-		return;
-	case SFL_COORDINATE_K8S_LEASE:
-		sfl_doctor_check_k8s_lease(d, name);
-		return;
-	case SFL_COORDINATE_S3_LEASE:
-	case SFL_COORDINATE_GCS_LEASE:
-		sfl_doctor_check_object_lease(d, name);
-		return;
-	case SFL_COORDINATE_FILE_LEASE:
-		break;
-	}
-	if (!sfl_lease_doc_read(path, &lease, &error)) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "cannot read the lease %s: %s", path,
-			       error->message);
+	if (kind == NULL) {
+		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
 		return;
 	}
-	if (!sfl_doctor_probe_beside(d, name, path, "lease file"))
-		return;
-	switch (lease.state) {
-	case SFL_LEASE_ABSENT:
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS,
-			       "%s: no lease yet (the first replica to start leads); writable",
-			       path);
-		return;
-	case SFL_LEASE_INVALID:
-		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
-			       "%s holds no valid lease document (the next replica claims it); "
-			       "writable",
-			       path);
-		return;
-	case SFL_LEASE_VALID:
-		break;
-	}
-	left = (gdouble)(lease.expires_at_usec - now) / G_USEC_PER_SEC;
-	/* a holder renews by rewriting expires_at = now + ttl: the age of the last renewal */
-	age = (gdouble)c->file_lease.ttl / G_USEC_PER_SEC - left;
-	if (!sfl_lease_doc_expired(&lease, now))
-		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
-			       "%s held by '%s' (epoch %" G_GUINT64_FORMAT ", renewed %.1f s ago, "
-			       "expires in %.1f s): a replica started now waits as standby; "
-			       "writable",
-			       path, lease.holder, lease.epoch, MAX(age, 0.0), left);
-	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_PASS,
-			       "%s: last held by '%s' (epoch %" G_GUINT64_FORMAT
-			       "), expired %.1f s "
-			       "ago, claimable; writable",
-			       path, lease.holder, lease.epoch, -left);
+	sfl_doctor_probe_env(d, &env);
+	kind->doctor_probe(&env, name);
 }
 
 /* --- the sequence and the report ---------------------------------------------------------------
@@ -1233,7 +832,7 @@ static const SflDoctorCheck sfl_doctor_checks[] = {
 	{ "org", sfl_doctor_check_org, FALSE },
 	{ "auth", sfl_doctor_check_auth, FALSE },
 	{ "permissions", sfl_doctor_check_permissions, TRUE },
-	{ "pubsub", sfl_doctor_check_pubsub, TRUE },
+	{ "pubsub", sfl_doctor_check_source, TRUE },
 	{ "entitlement", sfl_doctor_check_entitlement, TRUE },
 	{ "traceflags", sfl_doctor_check_traceflags, TRUE },
 	{ "loki", sfl_doctor_check_loki, FALSE },

@@ -76,7 +76,10 @@ typedef struct {
 	gint64 renew_usec;
 	SflClock *clock;
 	SflCasLeaseBackend *backend;
+	gboolean renew_unread; /* the backend's SFL_CAS_LEASE_BACKEND_RENEW_UNREAD */
+	gchar *what;	       /* the backend's description, for the renew policy's messages */
 	SflLeaseChain chain;
+	SflLeaseRenewPolicy renew;
 	guint64 epoch;
 	/* what this replica last saw */
 	SflCasLeaseDoc *doc; /* NULL when absent or never read */
@@ -95,7 +98,7 @@ G_DEFINE_TYPE_WITH_PRIVATE(SflCasLeaseCoordinator, sfl_cas_lease_coordinator, SF
 #define GET_PRIVATE(o)                                                                             \
 	((SflCasLeaseCoordinatorPrivate *)sfl_cas_lease_coordinator_get_instance_private(          \
 		SFL_CAS_LEASE_COORDINATOR(o)))
-#define CAS_LOG(priv, level, ...) g_log((priv)->chain.log_domain, (level), __VA_ARGS__)
+#define CAS_LOG(priv, level, ...) SFL_LEASE_LOG((priv)->chain.log_domain, (level), __VA_ARGS__)
 
 static SflCasLeaseBackendInterface *
 sfl_cas_lease_coordinator_iface(SflCasLeaseCoordinatorPrivate *priv)
@@ -363,7 +366,6 @@ sfl_cas_lease_coordinator_hold_written(SflCasLeaseCoordinator *self, SflLeaseCal
 				       const SflCasLeaseDoc *stored, const GError *error)
 {
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
-	gint64 since_ok;
 
 	if (stored != NULL) {
 		sfl_cas_lease_coordinator_observe(priv, stored);
@@ -374,30 +376,16 @@ sfl_cas_lease_coordinator_hold_written(SflCasLeaseCoordinator *self, SflLeaseCal
 						   sfl_cas_lease_coordinator_hold_cb);
 		return;
 	}
-	priv->last_read_ours = FALSE;
-	if (g_error_matches(error, SFL_ERROR, SFL_ERROR_CONFLICT) ||
-	    g_error_matches(error, SFL_ERROR, SFL_ERROR_NOT_FOUND)) {
-		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
-			"the %s changed or was deleted under us (%s): giving up leadership",
-			sfl_cas_lease_coordinator_name(priv), error->message);
+	/*
+	 * A write that may have landed leaves the last read stale; without reads the last
+	 * confirmation stands until a definite loss (the release is conditional all the same).
+	 */
+	if (!priv->renew_unread)
+		priv->last_read_ours = FALSE;
+	if (!sfl_lease_renew_write_failed(&priv->renew, error, priv->last_ok)) {
 		sfl_cas_lease_coordinator_surrender(self);
 		return;
 	}
-	since_ok = sfl_lease_chain_now(&priv->chain) - priv->last_ok;
-	if (since_ok >= priv->duration_usec) {
-		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
-			"cannot renew the %s (%s) and the last renewal was %.1f s ago, not within "
-			"its duration of %.1f s: giving up leadership",
-			sfl_cas_lease_coordinator_name(priv), error->message,
-			sfl_lease_secs(since_ok), sfl_lease_secs(priv->duration_usec));
-		sfl_cas_lease_coordinator_surrender(self);
-		return;
-	}
-	CAS_LOG(priv, G_LOG_LEVEL_WARNING,
-		"cannot renew the %s (%s); still leading, last renewed %.1f s ago (duration %.1f "
-		"s)",
-		sfl_cas_lease_coordinator_name(priv), error->message, sfl_lease_secs(since_ok),
-		sfl_lease_secs(priv->duration_usec));
 	sfl_cas_lease_coordinator_schedule(self, priv->renew_usec,
 					   sfl_cas_lease_coordinator_hold_cb);
 }
@@ -429,7 +417,6 @@ sfl_cas_lease_coordinator_hold_read(SflCasLeaseCoordinator *self, SflLeaseCall *
 				    const SflCasLeaseDoc *doc, const GError *error)
 {
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
-	gint64 since_confirmed;
 
 	if (doc == NULL && g_error_matches(error, SFL_ERROR, SFL_ERROR_NOT_FOUND)) {
 		CAS_LOG(priv, G_LOG_LEVEL_WARNING, "the %s was deleted: giving up leadership",
@@ -440,17 +427,7 @@ sfl_cas_lease_coordinator_hold_read(SflCasLeaseCoordinator *self, SflLeaseCall *
 	}
 	if (doc == NULL) {
 		priv->last_read_ours = FALSE;
-		since_confirmed = sfl_lease_chain_now(&priv->chain) - priv->last_confirmed;
-		/* incumbency bias, capped: an unconfirmed lease is not renewed past one duration */
-		if (since_confirmed >= priv->duration_usec) {
-			CAS_LOG(priv, G_LOG_LEVEL_WARNING,
-				"cannot read the %s (%s) and it was last confirmed ours %.1f s "
-				"ago, "
-				"not within its duration of %.1f s: giving up leadership without "
-				"writing",
-				sfl_cas_lease_coordinator_name(priv), error->message,
-				sfl_lease_secs(since_confirmed),
-				sfl_lease_secs(priv->duration_usec));
+		if (!sfl_lease_renew_read_failed(&priv->renew, error, priv->last_confirmed)) {
 			sfl_cas_lease_coordinator_surrender(self);
 			return;
 		}
@@ -458,7 +435,7 @@ sfl_cas_lease_coordinator_hold_read(SflCasLeaseCoordinator *self, SflLeaseCall *
 			"cannot read the %s (%s); renewing the version we last saw (last confirmed "
 			"%.1f s ago)",
 			sfl_cas_lease_coordinator_name(priv), error->message,
-			sfl_lease_secs(since_confirmed));
+			sfl_lease_secs(sfl_lease_chain_now(&priv->chain) - priv->last_confirmed));
 		sfl_cas_lease_coordinator_renew(self);
 		return;
 	}
@@ -484,21 +461,16 @@ sfl_cas_lease_coordinator_hold_cb(gpointer user_data)
 {
 	SflCasLeaseCoordinator *self = user_data;
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
-	gint64 since_ok = sfl_lease_chain_now(&priv->chain) - priv->last_ok;
 
 	sfl_lease_chain_clear_timer(&priv->chain);
-	/* before any I/O: a process that slept through its duration may already have a successor */
-	if (since_ok >= priv->duration_usec) {
-		CAS_LOG(priv, G_LOG_LEVEL_WARNING,
-			"woke up %.1f s after the last renewal of the %s, not within its duration "
-			"of %.1f s (was this process stalled?): giving up leadership without "
-			"writing",
-			sfl_lease_secs(since_ok), sfl_cas_lease_coordinator_name(priv),
-			sfl_lease_secs(priv->duration_usec));
+	if (!sfl_lease_renew_awake(&priv->renew, priv->last_ok)) {
 		sfl_cas_lease_coordinator_surrender(self);
 		return G_SOURCE_REMOVE;
 	}
-	sfl_cas_lease_coordinator_read(self, sfl_cas_lease_coordinator_hold_read);
+	if (priv->renew_unread)
+		sfl_cas_lease_coordinator_renew(self);
+	else
+		sfl_cas_lease_coordinator_read(self, sfl_cas_lease_coordinator_hold_read);
 	return G_SOURCE_REMOVE;
 }
 
@@ -553,7 +525,7 @@ sfl_cas_lease_coordinator_stop(SflCoordinator *coordinator)
 	/* hand over early only when provably ours: nothing in flight, our last write still fresh */
 	gboolean ours = sfl_coordinator_is_leader(coordinator) && priv->last_read_ours &&
 			priv->chain.pending == 0 && priv->doc != NULL &&
-			sfl_lease_chain_now(&priv->chain) - priv->last_ok < priv->duration_usec;
+			sfl_lease_renew_fresh(&priv->renew, priv->last_ok);
 
 	sfl_lease_chain_restart(&priv->chain);
 	if (!ours)
@@ -589,7 +561,7 @@ static gboolean
 sfl_cas_lease_coordinator_check_fence(SflCoordinator *coordinator)
 {
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(coordinator);
-	return sfl_lease_chain_now(&priv->chain) - priv->last_ok < priv->duration_usec;
+	return sfl_lease_renew_fresh(&priv->renew, priv->last_ok);
 }
 
 static guint64
@@ -617,6 +589,7 @@ sfl_cas_lease_coordinator_finalize(GObject *object)
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(object);
 
 	g_free(priv->holder);
+	g_free(priv->what);
 	g_free(priv->observed_version);
 	g_clear_pointer(&priv->doc, sfl_cas_lease_doc_free);
 	g_clear_object(&priv->backend);
@@ -665,6 +638,7 @@ sfl_cas_lease_coordinator_new_full(GType type, const gchar *log_domain, SflCasLe
 {
 	SflCasLeaseCoordinator *self;
 	SflCasLeaseCoordinatorPrivate *priv;
+	SflCasLeaseBackendInterface *iface;
 
 	g_return_val_if_fail(g_type_is_a(type, SFL_TYPE_CAS_LEASE_COORDINATOR), NULL);
 	g_return_val_if_fail(log_domain != NULL, NULL);
@@ -680,7 +654,21 @@ sfl_cas_lease_coordinator_new_full(GType type, const gchar *log_domain, SflCasLe
 	priv->renew_usec = renew_usec;
 	priv->clock = sfl_clock_ref(clock);
 	priv->backend = g_object_ref(backend);
+	iface = SFL_CAS_LEASE_BACKEND_GET_IFACE(backend);
+	priv->renew_unread = (iface->flags & SFL_CAS_LEASE_BACKEND_RENEW_UNREAD) != 0;
+	priv->what = g_strdup(iface->describe(backend));
 	sfl_lease_chain_init(&priv->chain, priv->clock, log_domain);
+	priv->renew = (SflLeaseRenewPolicy){
+		.clock = priv->clock,
+		.log_domain = log_domain,
+		.what = priv->what,
+		.lifetime_name = iface->lifetime_name != NULL ? iface->lifetime_name : "duration",
+		.lifetime_usec = duration_usec,
+		.margin_usec = 0,
+		.conditional = TRUE,
+		.lost_how = priv->renew_unread ? "changed or vanished under us"
+					       : "changed or was deleted under us",
+	};
 	return SFL_COORDINATOR(self);
 }
 

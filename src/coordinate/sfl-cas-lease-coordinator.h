@@ -54,9 +54,23 @@ typedef enum {
  *  - release (optional): gives a held lease up, IF_VERSION(@version); without it the engine
  *    writes @doc (holder "") like any other write. The engine never waits for it.
  *  - describe: "Lease ns/name", "lease s3://bucket/key", for messages.
+ *  - flags and lifetime_name (data, set by the implementation's interface init): how the
+ *    engine drives this store and what its duration is called in messages ("ttl"; NULL:
+ *    "duration", the Kubernetes word).
  *  - Completions run on the caller's main context, never from inside the _async call; each
  *    operation is bounded by the backend's own deadline.
  */
+typedef enum {
+	SFL_CAS_LEASE_BACKEND_NONE = 0,
+	/*
+	 * The leader renews with a write conditional on the version its last write produced and
+	 * reads nothing first: the precondition is the whole check (object stores, where a read
+	 * is one more billed request that tells nothing the write does not). A failed renewal
+	 * then says the lease "changed or vanished under us".
+	 */
+	SFL_CAS_LEASE_BACKEND_RENEW_UNREAD = 1 << 0,
+} SflCasLeaseBackendFlags;
+
 #define SFL_TYPE_CAS_LEASE_BACKEND (sfl_cas_lease_backend_get_type())
 G_DECLARE_INTERFACE(SflCasLeaseBackend, sfl_cas_lease_backend, SFL, CAS_LEASE_BACKEND, GObject)
 
@@ -78,11 +92,14 @@ struct _SflCasLeaseBackendInterface {
 			      const gchar *version, GCancellable *cancellable,
 			      GAsyncReadyCallback callback, gpointer user_data);
 	gboolean (*release_finish)(SflCasLeaseBackend *self, GAsyncResult *result, GError **error);
+
+	SflCasLeaseBackendFlags flags;
+	const gchar *lifetime_name; /* static */
 };
 
 /*
  * SflCasLeaseCoordinator: leadership through one lease document with compare-and-swap writes
- * (k8s_lease today; the object-store leases fit the same backend interface).
+ * (k8s_lease, s3_lease and gcs_lease).
  *
  *  - Staleness is judged on this replica's monotonic clock since the document's version last
  *    changed (never the writer's clock). A lease is claimable when absent, unheld, without a
@@ -90,11 +107,12 @@ struct _SflCasLeaseBackendInterface {
  *  - Standby: absent → CREATE_ONLY; claimable → IF_VERSION(the version judged stale); a
  *    conflict is a lost race. A read that cannot tell backs off without writing.
  *  - Epoch: a winning write carries max(lease, store floor, own) + 1; renewals keep it.
- *  - Leader: every renew interval, read then IF_VERSION(the freshest version). Another
- *    holder, a higher epoch, a conflict or a vanished document surrender at once. Other
- *    failures are tolerated until a duration has passed since the last successful renewal
- *    (writes) or the last confirming read or write (reads); a process that wakes up a duration
- *    after its last renewal surrenders without writing.
+ *  - Leader: every renew interval, read then IF_VERSION(the freshest version), or with
+ *    RENEW_UNREAD only the write, on the version the last write produced. Another holder, a
+ *    higher epoch, a conflict or a vanished document surrender at once. Other failures are
+ *    tolerated until a duration has passed since the last successful renewal (writes) or the
+ *    last confirming read or write (reads); a process that wakes up a duration after its last
+ *    renewal surrenders without writing (the renew-failure policy of sfl-lease-common.h).
  *  - check_fence() turns FALSE a duration after the last successful renewal.
  *  - Stop while leading releases the lease (holder cleared, epoch kept) when provably ours.
  */

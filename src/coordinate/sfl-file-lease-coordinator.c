@@ -29,7 +29,9 @@ struct _SflFileLeaseCoordinator {
 	gint64 verify_usec;
 	SflClock *clock;
 	SflLeaseIO *io;
+	gchar *what; /* "lease /path", for messages */
 	SflLeaseChain chain;
+	SflLeaseRenewPolicy renew;
 	guint64 epoch;
 	/* acquire: the lease's epoch before our claim, then the epoch we claim */
 	guint64 claim_epoch;
@@ -125,7 +127,6 @@ sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *resu
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_auto(SflLeaseDoc) doc = { 0 };
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *what = NULL;
 	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
 
 	if (!sfl_lease_call_completed(call))
@@ -153,8 +154,7 @@ sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *resu
 	self->last_ok = self->claim_issued;
 	self->last_confirmed = call->issued;
 	self->last_read_ours = TRUE;
-	what = g_strdup_printf("lease %s", sfl_file_lease_coordinator_path(self));
-	sfl_lease_chain_log_acquired(&self->chain, what, self->holder, self->epoch);
+	sfl_lease_chain_log_acquired(&self->chain, self->what, self->holder, self->epoch);
 	/* the timer first: the acquired callback may demote or stop us at once */
 	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 					    sfl_file_lease_coordinator_hold_cb);
@@ -203,16 +203,14 @@ sfl_file_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *resul
 	g_autoptr(SflLeaseCall) call = user_data;
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *what = NULL;
 	guint64 floor = 0;
 	gboolean ok =
 		sfl_coordinator_epoch_floor_finish(SFL_COORDINATOR(self), result, &floor, &error);
 
 	if (!sfl_lease_call_completed(call))
 		return;
-	what = g_strdup_printf("lease %s", sfl_file_lease_coordinator_path(self));
 	self->claim_epoch = sfl_lease_chain_next_epoch(&self->chain, ok ? NULL : error, floor,
-						       self->claim_epoch, self->epoch, what,
+						       self->claim_epoch, self->epoch, self->what,
 						       ": the lease file was lost or rewritten");
 	sfl_file_lease_coordinator_write(self, self->ttl_usec, self->claim_epoch,
 					 sfl_file_lease_coordinator_acquire_write_cb);
@@ -271,7 +269,6 @@ sfl_file_lease_coordinator_hold_write_cb(GObject *source, GAsyncResult *result, 
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
 	g_autoptr(GError) error = NULL;
 	gboolean ok = sfl_lease_io_write_finish(self->io, result, &error);
-	gint64 since_ok;
 
 	if (!sfl_lease_call_completed(call))
 		return;
@@ -281,19 +278,10 @@ sfl_file_lease_coordinator_hold_write_cb(GObject *source, GAsyncResult *result, 
 						    sfl_file_lease_coordinator_hold_cb);
 		return;
 	}
-	since_ok = sfl_file_lease_coordinator_now(self) - self->last_ok;
-	if (since_ok >= self->ttl_usec) {
-		g_warning("cannot renew the lease %s (%s) and the last renewal was %.1f s ago, "
-			  "not within its ttl of %.1f s: giving up leadership",
-			  sfl_file_lease_coordinator_path(self), error->message,
-			  sfl_lease_secs(since_ok), sfl_lease_secs(self->ttl_usec));
+	if (!sfl_lease_renew_write_failed(&self->renew, error, self->last_ok)) {
 		sfl_file_lease_coordinator_surrender(self);
 		return;
 	}
-	g_warning("cannot renew the lease %s (%s); still leading, last renewed %.1f s ago "
-		  "(ttl %.1f s)",
-		  sfl_file_lease_coordinator_path(self), error->message, sfl_lease_secs(since_ok),
-		  sfl_lease_secs(self->ttl_usec));
 	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
 					    sfl_file_lease_coordinator_hold_cb);
 }
@@ -334,13 +322,7 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 	since_confirmed = sfl_file_lease_coordinator_now(self) - self->last_confirmed;
 	if (!ok) {
 		self->last_read_ours = FALSE;
-		/* incumbency bias, capped: an unconfirmed lease is never rewritten past one ttl */
-		if (since_confirmed >= self->ttl_usec) {
-			g_warning("cannot read the lease %s (%s) and it was last confirmed ours "
-				  "%.1f s ago, not within its ttl of %.1f s: giving up leadership "
-				  "without writing",
-				  sfl_file_lease_coordinator_path(self), error->message,
-				  sfl_lease_secs(since_confirmed), sfl_lease_secs(self->ttl_usec));
+		if (!sfl_lease_renew_read_failed(&self->renew, error, self->last_confirmed)) {
 			sfl_file_lease_coordinator_surrender(self);
 			return;
 		}
@@ -404,16 +386,9 @@ static gboolean
 sfl_file_lease_coordinator_hold_cb(gpointer user_data)
 {
 	SflFileLeaseCoordinator *self = user_data;
-	gint64 since_ok = sfl_file_lease_coordinator_now(self) - self->last_ok;
 
 	sfl_lease_chain_clear_timer(&self->chain);
-	/* before any I/O: a process that slept through its ttl may already have a successor */
-	if (since_ok >= self->ttl_usec) {
-		g_warning("woke up %.1f s after the last renewal of the lease %s, not within its "
-			  "ttl of %.1f s (was this process stalled?): giving up leadership without "
-			  "writing",
-			  sfl_lease_secs(since_ok), sfl_file_lease_coordinator_path(self),
-			  sfl_lease_secs(self->ttl_usec));
+	if (!sfl_lease_renew_awake(&self->renew, self->last_ok)) {
 		sfl_file_lease_coordinator_surrender(self);
 		return G_SOURCE_REMOVE;
 	}
@@ -463,7 +438,7 @@ sfl_file_lease_coordinator_stop(SflCoordinator *coordinator)
 	 */
 	gboolean release = sfl_coordinator_is_leader(coordinator) && self->last_read_ours &&
 			   self->chain.pending == 0 &&
-			   sfl_file_lease_coordinator_now(self) - self->last_ok < self->ttl_usec;
+			   sfl_lease_renew_fresh(&self->renew, self->last_ok);
 
 	sfl_lease_chain_restart(&self->chain);
 	if (!release)
@@ -490,7 +465,7 @@ static gboolean
 sfl_file_lease_coordinator_check_fence(SflCoordinator *coordinator)
 {
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
-	return sfl_file_lease_coordinator_now(self) - self->last_ok < self->ttl_usec;
+	return sfl_lease_renew_fresh(&self->renew, self->last_ok);
 }
 
 static guint64
@@ -520,6 +495,7 @@ sfl_file_lease_coordinator_finalize(GObject *object)
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(object);
 
 	g_free(self->holder);
+	g_free(self->what);
 	g_clear_object(&self->io);
 	g_clear_pointer(&self->clock, sfl_clock_unref);
 	G_OBJECT_CLASS(sfl_file_lease_coordinator_parent_class)->finalize(object);
@@ -583,5 +559,17 @@ sfl_file_lease_coordinator_new(const gchar *path, gint64 ttl_usec, gint64 renew_
 	sfl_lease_chain_init(&self->chain, self->clock, G_LOG_DOMAIN);
 	self->io = io != NULL ? g_object_ref(io) : sfl_lease_io_new(path);
 	sfl_lease_io_set_deadline(self->io, self->clock, renew_usec);
+	self->what = g_strdup_printf("lease %s", sfl_file_lease_coordinator_path(self));
+	/* a write replaces the file whatever it held: only a read can show the lease lost */
+	self->renew = (SflLeaseRenewPolicy){
+		.clock = self->clock,
+		.log_domain = G_LOG_DOMAIN,
+		.what = self->what,
+		.lifetime_name = "ttl",
+		.lifetime_usec = ttl_usec,
+		.margin_usec = 0,
+		.conditional = FALSE,
+		.lost_how = NULL,
+	};
 	return SFL_COORDINATOR(self);
 }

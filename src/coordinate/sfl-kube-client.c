@@ -462,21 +462,15 @@ sfl_kube_request_free(SflKubeRequest *req)
 static SflError
 sfl_kube_client_status_code(guint status)
 {
-	switch (status) {
-	case 404:
-		return SFL_ERROR_NOT_FOUND;
-	case 409:
-		return SFL_ERROR_CONFLICT;
-	case 401:
-	case 403:
-		return SFL_ERROR_AUTH;
-	case 422:
+	SflHttpClass klass = sfl_http_status_class(status);
+
+	/* an invalid object is refused for good; anything else unknown may pass on a retry */
+	if (status == 422)
 		return SFL_ERROR_REJECTED;
-	case 429:
-		return SFL_ERROR_THROTTLED;
-	default:
-		return SFL_ERROR_TRANSIENT;
-	}
+	if (klass == SFL_HTTP_CLASS_AUTH || klass == SFL_HTTP_CLASS_NOT_FOUND ||
+	    klass == SFL_HTTP_CLASS_THROTTLED || status == 409)
+		return sfl_http_class_error_code(klass);
+	return SFL_ERROR_TRANSIENT;
 }
 
 static void
@@ -503,19 +497,22 @@ sfl_kube_client_response_cb(GObject *source, GAsyncResult *result, gpointer user
 	/* a cut-off body is never parsed: a prefix of JSON may still parse */
 	if (!sfl_http_response_get_body_truncated(response))
 		object = json_loadb(data != NULL ? data : "", len, 0, NULL);
-	if (status < 200 || status >= 300) {
+	if (sfl_http_status_class(status) != SFL_HTTP_CLASS_SUCCESS) {
 		const gchar *message = json_string_value(json_object_get(object, "message"));
 		g_autofree gchar *excerpt = NULL;
 		g_autofree gchar *safe = NULL;
+		g_autoptr(GError) failed = NULL;
 
 		if (message == NULL) {
 			excerpt = g_strndup(data != NULL ? data : "", MIN(len, 200));
 			message = excerpt;
 		}
 		safe = sfl_redact(message);
-		g_task_return_new_error(task, SFL_ERROR, sfl_kube_client_status_code(status),
-					"Kubernetes API %s %s answered %u: %s", req->method,
-					req->path, status, safe);
+		failed = g_error_new(SFL_ERROR, sfl_kube_client_status_code(status),
+				     "Kubernetes API %s %s answered %u: %s", req->method, req->path,
+				     status, safe);
+		sfl_error_set_http_status(failed, status);
+		g_task_return_error(task, g_steal_pointer(&failed));
 		return;
 	}
 	if (object == NULL || !json_is_object(object)) {

@@ -8,6 +8,8 @@
 
 #include "sfl-lease-common.h"
 
+#include "sfl-error.h"
+
 /**
  * sfl_lease_chain_init:
  * @chain: a chain embedded in its owner
@@ -91,24 +93,25 @@ sfl_lease_secs(gint64 usec)
 void
 sfl_lease_chain_log_standby(SflLeaseChain *chain, SflCoordinator *coordinator, guint64 epoch)
 {
-	g_log(chain->log_domain, G_LOG_LEVEL_MESSAGE,
-	      "no longer leading (epoch %" G_GUINT64_FORMAT "); standing by", epoch);
+	SFL_LEASE_LOG(chain->log_domain, G_LOG_LEVEL_MESSAGE,
+		      "no longer leading (epoch %" G_GUINT64_FORMAT "); standing by", epoch);
 	sfl_coordinator_set_leader(coordinator, FALSE);
 }
 
 void
 sfl_lease_chain_log_demoted(SflLeaseChain *chain, guint64 epoch)
 {
-	g_log(chain->log_domain, G_LOG_LEVEL_MESSAGE,
-	      "demoted: a commit was fenced; standing by (epoch %" G_GUINT64_FORMAT ")", epoch);
+	SFL_LEASE_LOG(chain->log_domain, G_LOG_LEVEL_MESSAGE,
+		      "demoted: a commit was fenced; standing by (epoch %" G_GUINT64_FORMAT ")",
+		      epoch);
 }
 
 void
 sfl_lease_chain_log_acquired(SflLeaseChain *chain, const gchar *what, const gchar *holder,
 			     guint64 epoch)
 {
-	g_log(chain->log_domain, G_LOG_LEVEL_MESSAGE,
-	      "acquired the %s as %s (epoch %" G_GUINT64_FORMAT ")", what, holder, epoch);
+	SFL_LEASE_LOG(chain->log_domain, G_LOG_LEVEL_MESSAGE,
+		      "acquired the %s as %s (epoch %" G_GUINT64_FORMAT ")", what, holder, epoch);
 }
 
 /**
@@ -132,19 +135,149 @@ sfl_lease_chain_next_epoch(SflLeaseChain *chain, const GError *floor_error, guin
 			   const gchar *why)
 {
 	if (floor_error != NULL) {
-		g_log(chain->log_domain, G_LOG_LEVEL_WARNING,
-		      "cannot read the epoch floor from the checkpoint store (%s); deriving the "
-		      "epoch from the %s alone",
-		      floor_error->message, what);
+		SFL_LEASE_LOG(
+			chain->log_domain, G_LOG_LEVEL_WARNING,
+			"cannot read the epoch floor from the checkpoint store (%s); deriving the "
+			"epoch from the %s alone",
+			floor_error->message, what);
 		floor = 0;
 	}
 	if (floor > lease_epoch) {
-		g_log(chain->log_domain, G_LOG_LEVEL_WARNING,
-		      "the checkpoint store recorded epoch %" G_GUINT64_FORMAT
-		      " but the %s says %" G_GUINT64_FORMAT "%s; continuing from the store's epoch",
-		      floor, what, lease_epoch, why);
+		SFL_LEASE_LOG(chain->log_domain, G_LOG_LEVEL_WARNING,
+			      "the checkpoint store recorded epoch %" G_GUINT64_FORMAT
+			      " but the %s says %" G_GUINT64_FORMAT
+			      "%s; continuing from the store's epoch",
+			      floor, what, lease_epoch, why);
 	}
 	return MAX(MAX(lease_epoch, floor), own_epoch) + 1;
+}
+
+/* --- the renew-failure policy ------------------------------------------------------------ */
+
+/**
+ * sfl_lease_renew_judge:
+ * @policy: the coordinator's policy
+ * @error: (nullable): why a renewal write failed; %NULL for a read that could not tell or a
+ *   timer that fired late: only the time counts then
+ * @last_usec: (monotonic) when the last operation that confirmed the lease ours was issued
+ *
+ * Returns: what the leader does now
+ */
+SflLeaseRenewVerdict
+sfl_lease_renew_judge(const SflLeaseRenewPolicy *policy, const GError *error, gint64 last_usec)
+{
+	if (policy->conditional && error != NULL &&
+	    (g_error_matches(error, SFL_ERROR, SFL_ERROR_CONFLICT) ||
+	     g_error_matches(error, SFL_ERROR, SFL_ERROR_NOT_FOUND)))
+		return SFL_LEASE_RENEW_LOST;
+	return sfl_lease_renew_fresh(policy, last_usec) ? SFL_LEASE_RENEW_KEEP
+							: SFL_LEASE_RENEW_EXPIRED;
+}
+
+static gint64
+sfl_lease_renew_since(const SflLeaseRenewPolicy *policy, gint64 last_usec)
+{
+	return sfl_clock_monotonic_usec(policy->clock) - last_usec;
+}
+
+/* the lease confirmed at @last_usec cannot have expired yet (the fence and the release ask) */
+gboolean
+sfl_lease_renew_fresh(const SflLeaseRenewPolicy *policy, gint64 last_usec)
+{
+	return sfl_lease_renew_since(policy, last_usec) <
+	       policy->lifetime_usec - policy->margin_usec;
+}
+
+/**
+ * sfl_lease_renew_awake:
+ * @policy: the coordinator's policy
+ * @last_ok_usec: when the last successful renewal was issued
+ *
+ * Before any I/O of a renewal: a process that slept through the lifetime (stalled, frozen)
+ * may already have a successor, so it must not write.
+ *
+ * Returns: %TRUE to go on renewing; %FALSE (logged) to surrender without writing
+ */
+gboolean
+sfl_lease_renew_awake(const SflLeaseRenewPolicy *policy, gint64 last_ok_usec)
+{
+	if (sfl_lease_renew_fresh(policy, last_ok_usec))
+		return TRUE;
+	SFL_LEASE_LOG(
+		policy->log_domain, G_LOG_LEVEL_WARNING,
+		"woke up %.1f s after the last renewal of the %s, not within its %s of %.1f s (was "
+		"this process stalled?): giving up leadership without writing",
+		sfl_lease_secs(sfl_lease_renew_since(policy, last_ok_usec)), policy->what,
+		policy->lifetime_name, sfl_lease_secs(policy->lifetime_usec));
+	return FALSE;
+}
+
+/**
+ * sfl_lease_renew_write_failed:
+ * @policy: the coordinator's policy
+ * @error: why the renewal write failed
+ * @last_ok_usec: when the last successful renewal was issued
+ *
+ * Returns: %TRUE (logged) to keep leading and renew at the next interval; %FALSE (logged) to
+ *   surrender
+ */
+gboolean
+sfl_lease_renew_write_failed(const SflLeaseRenewPolicy *policy, const GError *error,
+			     gint64 last_ok_usec)
+{
+	gint64 since = sfl_lease_renew_since(policy, last_ok_usec);
+
+	switch (sfl_lease_renew_judge(policy, error, last_ok_usec)) {
+	case SFL_LEASE_RENEW_LOST:
+		SFL_LEASE_LOG(policy->log_domain, G_LOG_LEVEL_WARNING,
+			      "the %s %s (%s): giving up leadership", policy->what,
+			      policy->lost_how, error->message);
+		return FALSE;
+	case SFL_LEASE_RENEW_EXPIRED:
+		SFL_LEASE_LOG(
+			policy->log_domain, G_LOG_LEVEL_WARNING,
+			"cannot renew the %s (%s) and the last renewal was %.1f s ago, not within "
+			"its %s of %.1f s: giving up leadership",
+			policy->what, error->message, sfl_lease_secs(since), policy->lifetime_name,
+			sfl_lease_secs(policy->lifetime_usec));
+		return FALSE;
+	case SFL_LEASE_RENEW_KEEP:
+	default:
+		SFL_LEASE_LOG(
+			policy->log_domain, G_LOG_LEVEL_WARNING,
+			"cannot renew the %s (%s); still leading, last renewed %.1f s ago (%s %.1f "
+			"s)",
+			policy->what, error->message, sfl_lease_secs(since), policy->lifetime_name,
+			sfl_lease_secs(policy->lifetime_usec));
+		return TRUE;
+	}
+}
+
+/**
+ * sfl_lease_renew_read_failed:
+ * @policy: the coordinator's policy
+ * @error: why the read could not tell
+ * @last_confirmed_usec: when the last read or write that showed the lease ours was issued
+ *
+ * The incumbency bias, capped: a lease not confirmed ours is never rewritten past one
+ * lifetime.
+ *
+ * Returns: %TRUE to go on (the caller says how); %FALSE (logged) to surrender without writing
+ */
+gboolean
+sfl_lease_renew_read_failed(const SflLeaseRenewPolicy *policy, const GError *error,
+			    gint64 last_confirmed_usec)
+{
+	if (sfl_lease_renew_judge(policy, NULL, last_confirmed_usec) == SFL_LEASE_RENEW_KEEP)
+		return TRUE;
+	SFL_LEASE_LOG(
+		policy->log_domain, G_LOG_LEVEL_WARNING,
+		"cannot read the %s (%s) and it was last confirmed ours %.1f s ago, not within its "
+		"%s of %.1f s: giving up leadership without writing",
+		policy->what, error->message,
+		sfl_lease_secs(sfl_lease_renew_since(policy, last_confirmed_usec)),
+		policy->lifetime_name, sfl_lease_secs(policy->lifetime_usec));
+	return FALSE;
 }
 
 /**

@@ -8,6 +8,7 @@
 
 #include "sfl-clock.h"
 
+#include "sfl-gsource.h"
 #include "sfl-platform.h"
 
 struct _SflClock {
@@ -144,6 +145,53 @@ sfl_clock_timeout_source_new(SflClock *clock, gint64 delay_usec)
 	t->deadline_usec = clock->monotonic_usec + delay_usec;
 	g_source_set_name((GSource *)t, "sfl-fake-timeout");
 	return (GSource *)t;
+}
+
+typedef struct {
+	GSource **slot;
+	SflClockOnceFunc func;
+	gpointer user_data;
+} SflClockOnce;
+
+static gboolean
+sfl_clock_once_cb(gpointer data)
+{
+	SflClockOnce *once = data;
+
+	/* the source stays alive (and @once with it) until this returns */
+	g_clear_pointer(once->slot, g_source_unref);
+	once->func(once->user_data);
+	return G_SOURCE_REMOVE;
+}
+
+/**
+ * sfl_clock_once:
+ * @clock: a clock
+ * @slot: where the armed source is kept; a timer already there is destroyed first
+ * @delay_usec: microseconds from now on @clock's monotonic time
+ * @name: (nullable): the source's name, for debugging
+ * @func: run once when the delay has passed, after *@slot was cleared
+ * @user_data: for @func; must outlive the timer (destroy it with sfl_clear_source())
+ * @context: (nullable): where it runs, %NULL for the global default context
+ */
+void
+sfl_clock_once(SflClock *clock, GSource **slot, gint64 delay_usec, const gchar *name,
+	       SflClockOnceFunc func, gpointer user_data, GMainContext *context)
+{
+	SflClockOnce *once = NULL;
+
+	g_return_if_fail(clock != NULL && slot != NULL && func != NULL);
+
+	sfl_clear_source(slot);
+	once = g_new0(SflClockOnce, 1);
+	once->slot = slot;
+	once->func = func;
+	once->user_data = user_data;
+	*slot = sfl_clock_timeout_source_new(clock, delay_usec);
+	if (name != NULL)
+		g_source_set_name(*slot, name);
+	g_source_set_callback(*slot, sfl_clock_once_cb, once, g_free);
+	g_source_attach(*slot, context);
 }
 
 /**

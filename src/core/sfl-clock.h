@@ -31,6 +31,14 @@ gint64 sfl_clock_monotonic_usec(SflClock *clock);
 gint64 sfl_clock_wall_usec(SflClock *clock);
 GSource *sfl_clock_timeout_source_new(SflClock *clock, gint64 delay_usec) G_GNUC_WARN_UNUSED_RESULT;
 
+/*
+ * A one-shot timer kept in *slot: arming replaces the timer already there, and *slot is NULL
+ * again before @func runs (which may arm the next one). Destroy it with sfl_clear_source().
+ */
+typedef void (*SflClockOnceFunc)(gpointer user_data);
+void sfl_clock_once(SflClock *clock, GSource **slot, gint64 delay_usec, const gchar *name,
+		    SflClockOnceFunc func, gpointer user_data, GMainContext *context);
+
 /* test clocks: time moves only when told to */
 SflClock *sfl_fake_clock_new(gint64 wall_start_usec);
 void sfl_fake_clock_advance(SflClock *clock, gint64 usec);

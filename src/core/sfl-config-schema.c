@@ -628,6 +628,36 @@ sfl_config_load_value(const SflConfigField *field, gpointer member, const SflCon
 	}
 }
 
+/**
+ * sfl_config_default_state_file:
+ * @name: a file name, e.g. "state.json"
+ * @error: return location for an error
+ *
+ * The default of a field with @def_state_file: @name in the directory the platform layer gives
+ * a system service for its state, joined with the platform's separator.
+ *
+ * Returns: (transfer full) (nullable): the absolute path, or %NULL when the OS cannot say
+ * where that directory is
+ */
+gchar *
+sfl_config_default_state_file(const gchar *name, GError **error)
+{
+	SflPlatformError perr = { 0 };
+	SflPlatformStatus status;
+	gchar dir[4096];
+
+	g_return_val_if_fail(name != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	status = sfl_platform_default_dir(SFL_PLATFORM_DIR_STATE, SFL_PLATFORM_SCOPE_SYSTEM, dir,
+					  sizeof(dir), &perr);
+	if (status != SFL_PLATFORM_OK) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG, "%s", perr.message);
+		return NULL;
+	}
+	return g_build_filename(dir, name, NULL);
+}
+
 /* defaults are YAML text in the tables, parsed like user input so they cannot drift */
 static void
 sfl_config_load_default(const SflConfigField *field, gpointer member, const gchar *path,
@@ -641,6 +671,21 @@ sfl_config_load_default(const SflConfigField *field, gpointer member, const gcha
 	if (field->type == SFL_CONFIG_TYPE_OBJECT) {
 		if (!(field->flags & SFL_CONFIG_FIELD_NULLABLE))
 			sfl_config_schema_load(field->schema, member, NULL, path, ctx);
+		return;
+	}
+	if (field->def_state_file != NULL) {
+		gchar **slot = member;
+		g_autofree gchar *file =
+			sfl_config_default_state_file(field->def_state_file, &error);
+
+		if (file == NULL) {
+			sfl_config_error(ctx, path, NULL,
+					 "has no default on this host (%s): set it",
+					 error->message);
+			return;
+		}
+		g_free(*slot);
+		*slot = g_steal_pointer(&file);
 		return;
 	}
 	if (field->def == NULL)
@@ -791,7 +836,8 @@ sfl_config_schema_load(const SflConfigSchema *schema, gpointer obj, const SflCon
 			if (f->type == SFL_CONFIG_TYPE_OBJECT) {
 				sfl_config_load_value(f, member, value, fpath, ctx);
 			} else if ((f->flags & SFL_CONFIG_FIELD_NULLABLE) ||
-				   (f->def == NULL && !(f->flags & SFL_CONFIG_FIELD_REQUIRED) &&
+				   (f->def == NULL && f->def_state_file == NULL &&
+				    !(f->flags & SFL_CONFIG_FIELD_REQUIRED) &&
 				    f->type != SFL_CONFIG_TYPE_OBJECT_LIST)) {
 				/* explicit null where "none" is the default: keep the zero value */
 			} else if (f->flags & SFL_CONFIG_FIELD_REQUIRED) {

@@ -79,6 +79,12 @@ typedef struct {
 	const gchar *example;
 	/* the Default column of the reference, when the default is computed */
 	const gchar *def_doc;
+	/*
+	 * a PATH whose default is this file name in the platform's state directory for a system
+	 * service (/var/lib/sf2loki on Linux and macOS, %ProgramData%\sf2loki on Windows), so a
+	 * Windows build never defaults to a POSIX path; @def stays NULL
+	 */
+	const gchar *def_state_file;
 } SflConfigField;
 
 typedef struct {
@@ -125,6 +131,7 @@ void sfl_config_schema_apply_env(const SflConfigSchema *schema, SflConfigNode *r
 				 SflConfigContext *ctx);
 void sfl_config_schema_clear(const SflConfigSchema *schema, gpointer obj);
 gboolean sfl_config_schema_is_secret(const SflConfigField *field);
+gchar *sfl_config_default_state_file(const gchar *name, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 const SflConfigField *sfl_config_schema_find(const SflConfigSchema *schema, const gchar *key);
 
 SflConfigPair *sfl_config_pair_new(const gchar *key, const gchar *value, gdouble number);

@@ -761,7 +761,7 @@ static const SflConfigSchema sfl_sink_schema = {
 
 static const SflConfigField sfl_state_file_fields[] = {
 	{ FIELD(SflStateFileConfig, "path", SFL_CONFIG_TYPE_PATH, path),
-	  .def = "/var/lib/sf2loki/state.json",
+	  .def_state_file = "state.json",
 	  .help = "Checkpoint file (written atomically; keep it on local disk or NFS)." },
 	{ NULL }
 };
@@ -854,8 +854,7 @@ static const SflConfigSchema sfl_state_schema = {
 
 static const SflConfigField sfl_file_lease_fields[] = {
 	{ FIELD(SflFileLeaseConfig, "path", SFL_CONFIG_TYPE_PATH, path),
-	  .def = "/var/lib/sf2loki/leader.lease",
-	  .help = "Lease file on storage every replica shares." },
+	  .def_state_file = "leader.lease", .help = "Lease file on storage every replica shares." },
 	{ FIELD(SflFileLeaseConfig, "ttl", SFL_CONFIG_TYPE_DURATION, ttl), .def = "30s",
 	  .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
 	  .help = "A lease not renewed for this long may be taken over." },

@@ -8,9 +8,111 @@
 
 #include "sfl-error.h"
 
-/* clang-format off */
-G_DEFINE_QUARK(sfl-error-quark, sfl_error)
-/* clang-format on */
+typedef struct {
+	guint http_status; /* 0: not an HTTP answer */
+	gchar *peer_code;
+} SflErrorPrivate;
+
+/*
+ * GLib's accessor keeps a NULL path (a g_return_val_if_fail()), which -Wnull-dereference flags
+ * in optimised builds; each use below checks for it.
+ */
+static void
+sfl_error_private_init(SflErrorPrivate *priv)
+{
+	if (priv == NULL)
+		return;
+	priv->http_status = 0;
+	priv->peer_code = NULL;
+}
+
+static void
+sfl_error_private_copy(const SflErrorPrivate *src, SflErrorPrivate *dest)
+{
+	if (src == NULL || dest == NULL)
+		return;
+	dest->http_status = src->http_status;
+	dest->peer_code = g_strdup(src->peer_code);
+}
+
+static void
+sfl_error_private_clear(SflErrorPrivate *priv)
+{
+	if (priv != NULL)
+		g_clear_pointer(&priv->peer_code, g_free);
+}
+
+G_DEFINE_EXTENDED_ERROR(SflError, sfl_error)
+
+/**
+ * sfl_error_set_http_status:
+ * @error: an error; other domains than SFL_ERROR are left alone
+ * @status: the HTTP status of the answer that failed
+ */
+void
+sfl_error_set_http_status(GError *error, guint status)
+{
+	SflErrorPrivate *priv = NULL;
+
+	if (error == NULL || error->domain != SFL_ERROR)
+		return;
+	priv = sfl_error_get_private(error);
+	if (priv != NULL)
+		priv->http_status = status;
+}
+
+/**
+ * sfl_error_get_http_status:
+ * @error: (nullable): an error
+ *
+ * Returns: the HTTP status set on @error, 0 for none
+ */
+guint
+sfl_error_get_http_status(const GError *error)
+{
+	const SflErrorPrivate *priv = NULL;
+
+	if (error == NULL || error->domain != SFL_ERROR)
+		return 0;
+	priv = sfl_error_get_private(error);
+	return priv != NULL ? priv->http_status : 0;
+}
+
+/**
+ * sfl_error_set_peer_code:
+ * @error: an error; other domains than SFL_ERROR are left alone
+ * @code: (nullable): the peer's own error code, never a secret
+ */
+void
+sfl_error_set_peer_code(GError *error, const gchar *code)
+{
+	SflErrorPrivate *priv = NULL;
+
+	if (error == NULL || error->domain != SFL_ERROR)
+		return;
+	priv = sfl_error_get_private(error);
+	if (priv == NULL)
+		return;
+	g_free(priv->peer_code);
+	priv->peer_code = g_strdup(code);
+}
+
+/**
+ * sfl_error_get_peer_code:
+ * @error: (nullable): an error
+ *
+ * Returns: (transfer none) (nullable): the peer's error code set on @error
+ */
+const gchar *
+sfl_error_get_peer_code(const GError *error)
+{
+	const SflErrorPrivate *priv = NULL;
+
+	if (error == NULL || error->domain != SFL_ERROR)
+		return NULL;
+	priv = sfl_error_get_private(error);
+	return priv != NULL ? priv->peer_code : NULL;
+}
 
 /**
  * sfl_error_code_to_string:

@@ -55,4 +55,15 @@ GQuark sfl_error_quark(void);
 const gchar *sfl_error_code_to_string(SflError code);
 SflExitCode sfl_error_to_exit_code(const GError *error);
 
+/*
+ * Details a caller decides on, carried by every SFL_ERROR error (an extended GError domain)
+ * so that no decision parses error->message: the HTTP status of the answer that failed and
+ * the peer's own error code (a Salesforce errorCode, an OAuth "error"). They survive
+ * g_prefix_error(), g_propagate_error() and g_error_copy(); errors of other domains have none.
+ */
+void sfl_error_set_http_status(GError *error, guint status);
+guint sfl_error_get_http_status(const GError *error);
+void sfl_error_set_peer_code(GError *error, const gchar *code);
+const gchar *sfl_error_get_peer_code(const GError *error);
+
 G_END_DECLS

@@ -15,6 +15,12 @@ G_BEGIN_DECLS
  */
 
 void sfl_pyjson_append_string(GString *out, const gchar *utf8);
+void sfl_pyjson_append_escaped(GString *out, const gchar *s, gsize len);
+void sfl_pyjson_append_char(GString *out, gunichar c);
+void sfl_pyjson_append_int64(GString *out, gint64 value);
+
+/* the bytes ensure_ascii JSON copies as they are: printable ASCII but the quote and backslash */
+extern const guint8 sfl_pyjson_plain[256];
 
 /* \" \\ \n \r \t \b \f for the characters that have one, else NULL */
 const gchar *sfl_json_short_escape(gunichar c);

@@ -391,6 +391,95 @@ sfl_curl_loop_apply_trust(SflCurlLoop *self, CURL *easy)
 	return rc;
 }
 
+static CURLcode
+sfl_curl_set_blob(CURL *easy, CURLoption option, GBytes *bytes)
+{
+	struct curl_blob blob = { 0 };
+	gsize len = 0;
+
+	blob.data = (void *)g_bytes_get_data(bytes, &len);
+	blob.len = len;
+	/* the caller's bytes need not outlive the start of the request */
+	blob.flags = CURL_BLOB_COPY;
+	return curl_easy_setopt(easy, option, &blob);
+}
+
+/* one TLS item: the PEM in memory, else the file, else nothing */
+static CURLcode
+sfl_curl_set_tls_item(CURL *easy, CURLoption blob_option, GBytes *pem, CURLoption file_option,
+		      const gchar *file)
+{
+	if (pem != NULL)
+		return sfl_curl_set_blob(easy, blob_option, pem);
+	if (file != NULL)
+		return curl_easy_setopt(easy, file_option, file);
+	return CURLE_OK;
+}
+
+static CURLcode
+sfl_curl_set_tls(SflCurlLoop *self, CURL *easy, const SflHttpTls *tls)
+{
+	CURLcode rc = CURLE_OK;
+
+	rc |= sfl_curl_loop_apply_trust(self, easy);
+	if (tls == NULL)
+		return rc;
+	if (tls->ca_pem != NULL || tls->ca_file != NULL) {
+		/* the client's own CA is all it trusts: not the system directory as well */
+		rc |= sfl_curl_set_tls_item(easy, CURLOPT_CAINFO_BLOB, tls->ca_pem, CURLOPT_CAINFO,
+					    tls->ca_file);
+		rc |= curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
+		/* nor the Windows store that sfl_curl_loop_apply_trust() may have added */
+		rc |= curl_easy_setopt(easy, CURLOPT_SSL_OPTIONS, 0L);
+	}
+	rc |= sfl_curl_set_tls_item(easy, CURLOPT_SSLCERT_BLOB, tls->cert_pem, CURLOPT_SSLCERT,
+				    tls->cert_file);
+	rc |= sfl_curl_set_tls_item(easy, CURLOPT_SSLKEY_BLOB, tls->key_pem, CURLOPT_SSLKEY,
+				    tls->key_file);
+	return rc;
+}
+
+/**
+ * sfl_curl_loop_new_easy:
+ * @self: a loop
+ * @url: the transfer's URL
+ * @options: (nullable): the client's user agent, scheme policy and TLS material
+ * @rc: (inout): curl's result of each option is or-ed in, as the callers do with theirs
+ *
+ * The one place an easy handle gets its baseline: the URL, the allowed schemes, no signals, the
+ * user agent, the loop's trust or the client's own CA and certificate, and no redirects. The
+ * caller sets what is its own (headers, callbacks, timeouts, HTTP version) and adds it.
+ *
+ * Returns: (transfer full) (nullable): the handle, %NULL when curl cannot create one
+ */
+CURL *
+sfl_curl_loop_new_easy(SflCurlLoop *self, const gchar *url, const SflCurlEasyOptions *options,
+		       CURLcode *rc)
+{
+	static const SflCurlEasyOptions defaults = { 0 };
+	CURL *easy = NULL;
+
+	g_return_val_if_fail(SFL_IS_CURL_LOOP(self), NULL);
+	g_return_val_if_fail(url != NULL, NULL);
+	g_return_val_if_fail(rc != NULL, NULL);
+
+	if (options == NULL)
+		options = &defaults;
+	easy = curl_easy_init();
+	if (easy == NULL)
+		return NULL;
+	*rc |= curl_easy_setopt(easy, CURLOPT_URL, url);
+	*rc |= curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR,
+				options->https_only ? "https" : "http,https");
+	*rc |= curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	*rc |= curl_easy_setopt(easy, CURLOPT_USERAGENT,
+				options->user_agent != NULL ? options->user_agent
+							    : "sf2loki/" PACKAGE_VERSION);
+	*rc |= sfl_curl_set_tls(self, easy, options->tls);
+	*rc |= curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+	return easy;
+}
+
 /**
  * sfl_curl_loop_add:
  * @self: a loop

@@ -40,6 +40,33 @@ typedef void (*SflCurlLoopDoneFunc)(CURL *easy, CURLcode code, gpointer user_dat
 SflCurlLoop *sfl_curl_loop_new(void) G_GNUC_WARN_UNUSED_RESULT;
 
 /*
+ * TLS material for one request, for peers with their own trust (a Kubernetes API server's
+ * cluster CA, Loki's sink.loki.ca_file, client certificates). Each item is a file or PEM in
+ * memory; the PEM wins when both are set. Given at all, the CA here is the only one trusted
+ * (neither SSL_CERT_FILE/SSL_CERT_DIR nor the system store); with neither @ca_file nor @ca_pem
+ * the loop's default trust is used. Only read while the request is started.
+ */
+typedef struct {
+	const gchar *ca_file;
+	GBytes *ca_pem;
+	const gchar *cert_file;
+	GBytes *cert_pem;
+	const gchar *key_file;
+	GBytes *key_pem;
+} SflHttpTls;
+
+/*
+ * The baseline of every client's easy handle (sfl_curl_loop_new_easy()); zero fields mean the
+ * defaults. Proxies are left to curl, which reads HTTPS_PROXY, https_proxy, http_proxy and
+ * NO_PROXY for each transfer.
+ */
+typedef struct {
+	const gchar *user_agent; /* NULL: "sf2loki/<version>" */
+	gboolean https_only;	 /* refuse plain http (a bearer token must never travel in clear) */
+	const SflHttpTls *tls;	 /* NULL: the loop's default trust, no client certificate */
+} SflCurlEasyOptions;
+
+/*
  * Trust: every transfer verifies the peer and its host name. The default trust is read once,
  * when the loop is created, from SSL_CERT_FILE (a PEM bundle) and SSL_CERT_DIR (a hashed
  * certificate directory), each replacing only its own half of curl's compiled-in system store,
@@ -51,6 +78,8 @@ void sfl_curl_loop_set_ca_file(SflCurlLoop *self, const gchar *ca_file);
 const gchar *sfl_curl_loop_get_ca_file(SflCurlLoop *self);
 const gchar *sfl_curl_loop_get_ca_path(SflCurlLoop *self);
 CURLcode sfl_curl_loop_apply_trust(SflCurlLoop *self, CURL *easy);
+CURL *sfl_curl_loop_new_easy(SflCurlLoop *self, const gchar *url, const SflCurlEasyOptions *options,
+			     CURLcode *rc) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_curl_loop_add(SflCurlLoop *self, CURL *easy, SflCurlLoopDoneFunc done,
 			   gpointer user_data, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_curl_loop_remove(SflCurlLoop *self, CURL *easy);

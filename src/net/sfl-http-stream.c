@@ -286,17 +286,11 @@ sfl_http_stream_start(SflHttpStream *self, GError **error)
 	g_return_val_if_fail(!self->started, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 
-	self->easy = curl_easy_init();
+	self->easy = sfl_curl_loop_new_easy(self->loop, self->url, NULL, &rc);
 	if (self->easy == NULL) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INTERNAL, "cannot create a curl handle");
 		return FALSE;
 	}
-	rc |= curl_easy_setopt(self->easy, CURLOPT_URL, self->url);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	rc |= curl_easy_setopt(self->easy, CURLOPT_NOSIGNAL, 1L);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_USERAGENT, "sf2loki/" PACKAGE_VERSION);
-	rc |= sfl_curl_loop_apply_trust(self->loop, self->easy);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTPGET, 1L);
 	/*
 	 * One transfer per connection: a paused HTTP/2 stream holds its flow-control window on

@@ -128,6 +128,81 @@ sfl_http_response_free(SflHttpResponse *self)
 }
 
 /**
+ * sfl_http_status_class:
+ * @status: an HTTP status code
+ *
+ * Returns: what @status means to a client
+ */
+SflHttpClass
+sfl_http_status_class(guint status)
+{
+	if (status >= 200 && status < 300)
+		return SFL_HTTP_CLASS_SUCCESS;
+	if (status >= 500)
+		return SFL_HTTP_CLASS_SERVER;
+	switch (status) {
+	case 401:
+	case 403:
+		return SFL_HTTP_CLASS_AUTH;
+	case 404:
+		return SFL_HTTP_CLASS_NOT_FOUND;
+	case 408:
+		return SFL_HTTP_CLASS_TIMEOUT;
+	case 409:
+	case 412:
+		return SFL_HTTP_CLASS_CONFLICT;
+	case 429:
+		return SFL_HTTP_CLASS_THROTTLED;
+	default:
+		return SFL_HTTP_CLASS_REJECTED;
+	}
+}
+
+/**
+ * sfl_http_class_is_retryable:
+ * @klass: a class from sfl_http_status_class()
+ *
+ * Returns: %TRUE when the same request may succeed later: throttling, a request timeout or a
+ *   server error
+ */
+gboolean
+sfl_http_class_is_retryable(SflHttpClass klass)
+{
+	return klass == SFL_HTTP_CLASS_THROTTLED || klass == SFL_HTTP_CLASS_TIMEOUT ||
+	       klass == SFL_HTTP_CLASS_SERVER;
+}
+
+/**
+ * sfl_http_class_error_code:
+ * @klass: a class other than %SFL_HTTP_CLASS_SUCCESS
+ *
+ * Returns: the %SFL_ERROR code that tells the caller what to do next
+ */
+SflError
+sfl_http_class_error_code(SflHttpClass klass)
+{
+	switch (klass) {
+	case SFL_HTTP_CLASS_AUTH:
+		return SFL_ERROR_AUTH;
+	case SFL_HTTP_CLASS_NOT_FOUND:
+		return SFL_ERROR_NOT_FOUND;
+	case SFL_HTTP_CLASS_CONFLICT:
+		return SFL_ERROR_CONFLICT;
+	case SFL_HTTP_CLASS_THROTTLED:
+		return SFL_ERROR_THROTTLED;
+	case SFL_HTTP_CLASS_TIMEOUT:
+	case SFL_HTTP_CLASS_SERVER:
+		return SFL_ERROR_TRANSIENT;
+	case SFL_HTTP_CLASS_SUCCESS:
+		/* not an error: a caller asking is a bug */
+		return SFL_ERROR_INTERNAL;
+	case SFL_HTTP_CLASS_REJECTED:
+	default:
+		return SFL_ERROR_REJECTED;
+	}
+}
+
+/**
  * sfl_http_response_get_status:
  * @self: a response
  *
@@ -220,7 +295,7 @@ sfl_http_check_status_line(SflHttpRequest *req, const gchar *line)
 	if (code == NULL || !g_ascii_isdigit(code[1]))
 		return;
 	status = g_ascii_strtoull(code + 1, NULL, 10);
-	if (status >= 500)
+	if (sfl_http_status_class((guint)MIN(status, G_MAXUINT)) == SFL_HTTP_CLASS_SERVER)
 		(void)curl_easy_setopt(req->easy, CURLOPT_FORBID_REUSE, 1L);
 }
 
@@ -335,74 +410,25 @@ sfl_http_cancelled_cb(GCancellable *cancellable, gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-static CURLcode
-sfl_http_set_blob(CURL *easy, CURLoption option, GBytes *bytes)
-{
-	struct curl_blob blob = { 0 };
-	gsize len = 0;
-
-	blob.data = (void *)g_bytes_get_data(bytes, &len);
-	blob.len = len;
-	/* the caller's bytes need not outlive the start of the request */
-	blob.flags = CURL_BLOB_COPY;
-	return curl_easy_setopt(easy, option, &blob);
-}
-
-/* one TLS item: the PEM in memory, else the file, else nothing */
-static CURLcode
-sfl_http_set_tls_item(CURL *easy, CURLoption blob_option, GBytes *pem, CURLoption file_option,
-		      const gchar *file)
-{
-	if (pem != NULL)
-		return sfl_http_set_blob(easy, blob_option, pem);
-	if (file != NULL)
-		return curl_easy_setopt(easy, file_option, file);
-	return CURLE_OK;
-}
-
-static CURLcode
-sfl_http_set_tls(SflHttpRequest *req, const SflHttpTls *tls)
-{
-	CURL *easy = req->easy;
-	CURLcode rc = CURLE_OK;
-
-	rc |= sfl_curl_loop_apply_trust(req->loop, easy);
-	if (tls == NULL)
-		return rc;
-	if (tls->ca_pem != NULL || tls->ca_file != NULL) {
-		/* the client's own CA is all it trusts: not the system directory as well */
-		rc |= sfl_http_set_tls_item(easy, CURLOPT_CAINFO_BLOB, tls->ca_pem, CURLOPT_CAINFO,
-					    tls->ca_file);
-		rc |= curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
-		/* nor the Windows store that sfl_curl_loop_apply_trust() may have added */
-		rc |= curl_easy_setopt(easy, CURLOPT_SSL_OPTIONS, 0L);
-	}
-	rc |= sfl_http_set_tls_item(easy, CURLOPT_SSLCERT_BLOB, tls->cert_pem, CURLOPT_SSLCERT,
-				    tls->cert_file);
-	rc |= sfl_http_set_tls_item(easy, CURLOPT_SSLKEY_BLOB, tls->key_pem, CURLOPT_SSLKEY,
-				    tls->key_file);
-	return rc;
-}
-
 static gboolean
 sfl_http_setup(SflHttpRequest *req, const gchar *method, const gchar *url,
 	       const gchar *const *headers, const SflHttpOptions *options, GError **error)
 {
-	CURL *easy = req->easy;
+	SflCurlEasyOptions easy_options = { .https_only = options->https_only,
+					    .tls = options->tls };
 	CURLcode rc = CURLE_OK;
+	CURL *easy = NULL;
 
+	easy = req->easy = sfl_curl_loop_new_easy(req->loop, url, &easy_options, &rc);
+	if (easy == NULL) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INTERNAL, "cannot create a curl handle");
+		return FALSE;
+	}
 	for (guint i = 0; headers != NULL && headers[i] != NULL; i++)
 		req->headers = curl_slist_append(req->headers, headers[i]);
 	/* no "Expect: 100-continue" round trip before large bodies */
 	req->headers = curl_slist_append(req->headers, "Expect:");
 
-	rc |= curl_easy_setopt(easy, CURLOPT_URL, url);
-	rc |= curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR,
-			       options->https_only ? "https" : "http,https");
-	rc |= curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-	rc |= curl_easy_setopt(easy, CURLOPT_USERAGENT, "sf2loki/" PACKAGE_VERSION);
-	rc |= sfl_http_set_tls(req, options->tls);
-	rc |= curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
 	rc |= curl_easy_setopt(easy, CURLOPT_HTTPHEADER, req->headers);
 	rc |= curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, req->errbuf);
 	rc |= curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sfl_http_write_cb);
@@ -458,12 +484,6 @@ sfl_http_request_start(SflCurlLoop *loop, const gchar *method, const gchar *url,
 
 	if (g_task_return_error_if_cancelled(task))
 		return;
-	req->easy = curl_easy_init();
-	if (req->easy == NULL) {
-		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL,
-					"cannot create a curl handle");
-		return;
-	}
 	if (!sfl_http_setup(req, method, url, headers, options, &error)) {
 		g_task_return_error(task, g_steal_pointer(&error));
 		return;

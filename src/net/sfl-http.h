@@ -7,6 +7,7 @@
 #include <gio/gio.h>
 
 #include "sfl-curl-loop.h"
+#include "sfl-error.h"
 
 G_BEGIN_DECLS
 
@@ -33,22 +34,6 @@ G_BEGIN_DECLS
 
 typedef struct _SflHttpResponse SflHttpResponse;
 
-/*
- * TLS material for one request, for peers with their own trust (a Kubernetes API server's
- * cluster CA, Loki's sink.loki.ca_file, client certificates). Each item is a file or PEM in
- * memory; the PEM wins when both are set. Given at all, the CA here is the only one trusted
- * (neither SSL_CERT_FILE/SSL_CERT_DIR nor the system store); with neither @ca_file nor @ca_pem
- * the loop's default trust is used. Only read while the request is started.
- */
-typedef struct {
-	const gchar *ca_file;
-	GBytes *ca_pem;
-	const gchar *cert_file;
-	GBytes *cert_pem;
-	const gchar *key_file;
-	GBytes *key_pem;
-} SflHttpTls;
-
 /* how to run one request with sfl_http_request_full_async(); zero fields mean the defaults */
 typedef struct {
 	guint timeout_ms;	  /* the whole request's deadline; 0 for none */
@@ -57,6 +42,26 @@ typedef struct {
 	gboolean https_only;   /* refuse plain http (a bearer token must never travel in clear) */
 	const SflHttpTls *tls; /* NULL: the loop's default trust, no client certificate */
 } SflHttpOptions;
+
+/*
+ * What an HTTP status means to a client (sfl_http_status_class()). The classes are fine enough
+ * that each protocol keeps its own policy (S3 retries only server errors, Salesforce REST also
+ * timeouts, Cloud Storage also throttling) while the status → class mapping is written once.
+ */
+typedef enum {
+	SFL_HTTP_CLASS_SUCCESS,	  /* 2xx */
+	SFL_HTTP_CLASS_AUTH,	  /* 401, 403: the credentials were refused */
+	SFL_HTTP_CLASS_NOT_FOUND, /* 404 */
+	SFL_HTTP_CLASS_CONFLICT,  /* 409, 412: a precondition or a concurrent write lost */
+	SFL_HTTP_CLASS_THROTTLED, /* 429 */
+	SFL_HTTP_CLASS_TIMEOUT,	  /* 408: the server gave up waiting for the request */
+	SFL_HTTP_CLASS_SERVER,	  /* 5xx and anything above */
+	SFL_HTTP_CLASS_REJECTED,  /* any other status */
+} SflHttpClass;
+
+SflHttpClass sfl_http_status_class(guint status);
+gboolean sfl_http_class_is_retryable(SflHttpClass klass);
+SflError sfl_http_class_error_code(SflHttpClass klass);
 
 void
 sfl_http_request_async(SflCurlLoop *loop, const gchar *method, const gchar *url,

@@ -68,10 +68,27 @@ sfl_base64url_encode(const guint8 *data, gsize len)
  * @len: its length, or -1 for NUL-terminated text
  * @error: return location for an error
  *
+ * The key for Salesforce, which wants at least 2048 bits.
+ *
  * Returns: (transfer full) (nullable): a signer, or %NULL with SFL_ERROR_INVALID_CONFIG
  */
 SflJwtSigner *
 sfl_jwt_signer_new_from_pem(const gchar *pem, gssize len, GError **error)
+{
+	return sfl_jwt_signer_new_rsa_pem(pem, len, 2048, error);
+}
+
+/**
+ * sfl_jwt_signer_new_rsa_pem:
+ * @pem: a PEM private key (PKCS#1 "RSA PRIVATE KEY" or PKCS#8 "PRIVATE KEY")
+ * @len: its length, or -1 for NUL-terminated text
+ * @min_bits: the smallest RSA modulus the peer accepts, 0 for no check
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): a signer, or %NULL with SFL_ERROR_INVALID_CONFIG
+ */
+SflJwtSigner *
+sfl_jwt_signer_new_rsa_pem(const gchar *pem, gssize len, guint min_bits, GError **error)
 {
 	g_autoptr(BIO) bio = NULL;
 	g_autoptr(EVP_PKEY) pkey = NULL;
@@ -108,7 +125,7 @@ sfl_jwt_signer_new_from_pem(const gchar *pem, gssize len, GError **error)
 			    EVP_PKEY_get0_type_name(pkey));
 		return NULL;
 	}
-	if (EVP_PKEY_get_bits(pkey) < 2048) {
+	if (min_bits > 0 && EVP_PKEY_get_bits(pkey) < (int)min_bits) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 			    "private key: RSA key of %d bits, Salesforce needs at least 2048",
 			    EVP_PKEY_get_bits(pkey));
@@ -153,24 +170,23 @@ sfl_jwt_signer_new_from_file(const gchar *path, GError **error)
 }
 
 /**
- * sfl_jwt_signer_sign:
+ * sfl_jwt_signer_sign_parts:
  * @self: a signer
- * @iss: the issuer (consumer key)
- * @sub: the subject (username)
- * @aud: the audience (login URL)
- * @exp: the expiry, seconds since the epoch
+ * @header: the JOSE header as JSON text, {"alg":"RS256",...}
+ * @claims: the claims as JSON text
  * @error: return location for an error
+ *
+ * The one RS256 signer: each part base64url without padding, then the signature over
+ * "header.claims". Callers build their own JSON because peers differ in the claims and in the
+ * header's "kid".
  *
  * Returns: (transfer full) (nullable): the compact JWT "header.claims.signature"
  */
 gchar *
-sfl_jwt_signer_sign(SflJwtSigner *self, const gchar *iss, const gchar *sub, const gchar *aud,
-		    gint64 exp, GError **error)
+sfl_jwt_signer_sign_parts(SflJwtSigner *self, const gchar *header, const gchar *claims,
+			  GError **error)
 {
-	static const gchar header[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
-	g_autoptr(json_t) claims = NULL;
 	g_autoptr(EVP_MD_CTX) md = NULL;
-	g_autofree gchar *claims_text = NULL;
 	g_autofree gchar *header_b64 = NULL;
 	g_autofree gchar *claims_b64 = NULL;
 	g_autofree gchar *signing_input = NULL;
@@ -179,19 +195,11 @@ sfl_jwt_signer_sign(SflJwtSigner *self, const gchar *iss, const gchar *sub, cons
 	size_t sig_len = 0;
 
 	g_return_val_if_fail(self != NULL, NULL);
-	g_return_val_if_fail(iss != NULL && sub != NULL && aud != NULL, NULL);
+	g_return_val_if_fail(header != NULL && claims != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
-	claims = json_pack("{s:s, s:s, s:s, s:I}", "iss", iss, "sub", sub, "aud", aud, "exp",
-			   (json_int_t)exp);
-	if (claims == NULL) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
-			    "JWT claims: client_id, username and login_url must be UTF-8");
-		return NULL;
-	}
-	claims_text = json_dumps(claims, JSON_COMPACT | JSON_SORT_KEYS);
 	header_b64 = sfl_base64url_encode((const guint8 *)header, strlen(header));
-	claims_b64 = sfl_base64url_encode((const guint8 *)claims_text, strlen(claims_text));
+	claims_b64 = sfl_base64url_encode((const guint8 *)claims, strlen(claims));
 	signing_input = g_strconcat(header_b64, ".", claims_b64, NULL);
 
 	ERR_clear_error();
@@ -214,6 +222,40 @@ sfl_jwt_signer_sign(SflJwtSigner *self, const gchar *iss, const gchar *sub, cons
 	}
 	sig_b64 = sfl_base64url_encode(sig, sig_len);
 	return g_strconcat(signing_input, ".", sig_b64, NULL);
+}
+
+/**
+ * sfl_jwt_signer_sign:
+ * @self: a signer
+ * @iss: the issuer (consumer key)
+ * @sub: the subject (username)
+ * @aud: the audience (login URL)
+ * @exp: the expiry, seconds since the epoch
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): the compact JWT "header.claims.signature"
+ */
+gchar *
+sfl_jwt_signer_sign(SflJwtSigner *self, const gchar *iss, const gchar *sub, const gchar *aud,
+		    gint64 exp, GError **error)
+{
+	static const gchar header[] = "{\"alg\":\"RS256\",\"typ\":\"JWT\"}";
+	g_autoptr(json_t) claims = NULL;
+	g_autofree gchar *claims_text = NULL;
+
+	g_return_val_if_fail(self != NULL, NULL);
+	g_return_val_if_fail(iss != NULL && sub != NULL && aud != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	claims = json_pack("{s:s, s:s, s:s, s:I}", "iss", iss, "sub", sub, "aud", aud, "exp",
+			   (json_int_t)exp);
+	if (claims == NULL) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+			    "JWT claims: client_id, username and login_url must be UTF-8");
+		return NULL;
+	}
+	claims_text = json_dumps(claims, JSON_COMPACT | JSON_SORT_KEYS);
+	return sfl_jwt_signer_sign_parts(self, header, claims_text, error);
 }
 
 void

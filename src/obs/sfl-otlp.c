@@ -653,8 +653,9 @@ otlp_sent_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 			otlp_log_failure(self, error->message);
 	} else {
 		guint status = sfl_http_response_get_status(response);
+		SflHttpClass klass = sfl_http_status_class(status);
 
-		if (status >= 200 && status < 300) {
+		if (klass == SFL_HTTP_CLASS_SUCCESS) {
 			if (self->streak > 0)
 				g_message("OTLP metrics export recovered after %" G_GUINT64_FORMAT
 					  " failed attempt(s)",
@@ -664,7 +665,7 @@ otlp_sent_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		} else {
 			g_autofree gchar *reason = g_strdup_printf(
 				"HTTP %u%s", status,
-				status == 401 || status == 403
+				klass == SFL_HTTP_CLASS_AUTH
 					? " (check the basic-auth user and token or the "
 					  "Authorization header)"
 					: "");
@@ -707,15 +708,13 @@ otlp_export(SflOtlpExporter *self)
 
 static void otlp_arm(SflOtlpExporter *self);
 
-static gboolean
+static void
 otlp_tick_cb(gpointer user_data)
 {
 	SflOtlpExporter *self = user_data;
 
-	g_clear_pointer(&self->timer, g_source_unref);
 	otlp_export(self);
 	otlp_arm(self);
-	return G_SOURCE_REMOVE;
 }
 
 /* one-shot timers re-armed after each tick, so the fake clock drives them one at a time */
@@ -724,9 +723,8 @@ otlp_arm(SflOtlpExporter *self)
 {
 	if (self->stopped)
 		return;
-	self->timer = sfl_clock_timeout_source_new(self->clock, self->interval_usec);
-	g_source_set_callback(self->timer, otlp_tick_cb, self, NULL);
-	g_source_attach(self->timer, g_main_context_get_thread_default());
+	sfl_clock_once(self->clock, &self->timer, self->interval_usec, NULL, otlp_tick_cb, self,
+		       g_main_context_get_thread_default());
 }
 
 static void

@@ -58,6 +58,11 @@ typedef struct {
 typedef struct _SflLaneState SflLaneState;
 
 typedef struct {
+	GObject *writer; /* not referenced: a writer removes itself before it goes away */
+	SflLaneWritableFunc func;
+} SflLaneWriter;
+
+typedef struct {
 	SflLaneState *lane;
 	SflPipeline *push_ref; /* held while a push is in flight */
 	SflBatch *batch;       /* the real entries, lines capped */
@@ -80,6 +85,7 @@ struct _SflLaneState {
 	GQueue fifo; /* SflItem */
 	guint64 fifo_bytes;
 	gboolean refused; /* an offer was refused: owe the producer a writable call */
+	GArray *writers;  /* SflLaneWriter, in registration order: woken when refused drains */
 	GPtrArray *acc;	  /* SflItem, the batch being filled */
 	guint64 acc_bytes;
 	guint acc_real;
@@ -1157,6 +1163,24 @@ sfl_lane_flush(SflLaneState *lane)
 		sfl_delivery_start(lane, g_steal_pointer(&real));
 }
 
+/* the lane has room again: every writer, in the order they registered */
+static void
+sfl_lane_wake_writers(SflLaneState *lane)
+{
+	/* a writer may stop (and unregister) itself or another one while it is woken */
+	g_autoptr(GPtrArray) snapshot = g_ptr_array_new_with_free_func(g_object_unref);
+	g_autoptr(GArray) funcs =
+		g_array_sized_new(FALSE, FALSE, sizeof(SflLaneWritableFunc), lane->writers->len);
+
+	for (guint i = 0; i < lane->writers->len; i++) {
+		SflLaneWriter *w = &g_array_index(lane->writers, SflLaneWriter, i);
+		g_ptr_array_add(snapshot, g_object_ref(w->writer));
+		g_array_append_val(funcs, w->func);
+	}
+	for (guint i = 0; i < snapshot->len; i++)
+		g_array_index(funcs, SflLaneWritableFunc, i)(g_ptr_array_index(snapshot, i));
+}
+
 static void
 sfl_lane_pump(SflLaneState *lane)
 {
@@ -1177,6 +1201,7 @@ sfl_lane_pump(SflLaneState *lane)
 	}
 	if (lane->refused && !lane->stopped && !self->stopping && !sfl_lane_is_full(lane)) {
 		lane->refused = FALSE;
+		sfl_lane_wake_writers(lane);
 		if (self->callbacks.writable != NULL)
 			self->callbacks.writable(self, lane->lane, self->callbacks_data);
 	}
@@ -1214,6 +1239,7 @@ sfl_lane_init(SflLaneState *lane, SflPipeline *self, SflLane id)
 	lane->acc = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_item_free);
 	lane->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 					   (GDestroyNotify)sfl_key_track_free);
+	lane->writers = g_array_new(FALSE, FALSE, sizeof(SflLaneWriter));
 }
 
 static void
@@ -1229,6 +1255,7 @@ sfl_lane_clear(SflLaneState *lane)
 	g_clear_pointer(&lane->commit_pending, sfl_state_doc_free);
 	g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
 	g_clear_pointer(&lane->keys, g_hash_table_unref);
+	g_clear_pointer(&lane->writers, g_array_unref);
 }
 
 /* grace is over: give up on everything not yet delivered (SFL-0002: and on its keys) */
@@ -1594,4 +1621,109 @@ sfl_pipeline_stop_finish(SflPipeline *self, GAsyncResult *result, GError **error
 	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+/* --- the lane handle a source writes into ------------------------------------------------ */
+
+struct _SflPipelineLane {
+	GObject parent_instance;
+	SflPipeline *pipeline; /* held: a source may outlive the term's last other reference */
+	SflLane lane;
+};
+
+static void sfl_pipeline_lane_iface_init(SflLaneHandleInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(SflPipelineLane, sfl_pipeline_lane, G_TYPE_OBJECT,
+			      G_IMPLEMENT_INTERFACE(SFL_TYPE_LANE_HANDLE,
+						    sfl_pipeline_lane_iface_init))
+
+static gboolean
+sfl_pipeline_lane_offer(SflLaneHandle *handle, SflEntry *entry)
+{
+	SflPipelineLane *self = SFL_PIPELINE_LANE(handle);
+	return sfl_pipeline_offer(self->pipeline, self->lane, entry);
+}
+
+static gboolean
+sfl_pipeline_lane_is_full(SflLaneHandle *handle)
+{
+	SflPipelineLane *self = SFL_PIPELINE_LANE(handle);
+	return sfl_lane_is_full(&self->pipeline->lanes[self->lane]);
+}
+
+static gboolean
+sfl_pipeline_lane_is_stopped(SflLaneHandle *handle)
+{
+	SflPipelineLane *self = SFL_PIPELINE_LANE(handle);
+	return sfl_pipeline_is_lane_stopped(self->pipeline, self->lane);
+}
+
+static void
+sfl_pipeline_lane_add_writer(SflLaneHandle *handle, GObject *writer, SflLaneWritableFunc func)
+{
+	SflPipelineLane *self = SFL_PIPELINE_LANE(handle);
+	SflLaneWriter w = { writer, func };
+	g_array_append_val(self->pipeline->lanes[self->lane].writers, w);
+}
+
+static void
+sfl_pipeline_lane_remove_writer(SflLaneHandle *handle, GObject *writer)
+{
+	SflPipelineLane *self = SFL_PIPELINE_LANE(handle);
+	GArray *writers = self->pipeline->lanes[self->lane].writers;
+
+	for (guint i = writers->len; i > 0; i--) {
+		if (g_array_index(writers, SflLaneWriter, i - 1).writer == writer)
+			g_array_remove_index(writers, i - 1);
+	}
+}
+
+static void
+sfl_pipeline_lane_iface_init(SflLaneHandleInterface *iface)
+{
+	iface->offer = sfl_pipeline_lane_offer;
+	iface->is_full = sfl_pipeline_lane_is_full;
+	iface->is_stopped = sfl_pipeline_lane_is_stopped;
+	iface->add_writer = sfl_pipeline_lane_add_writer;
+	iface->remove_writer = sfl_pipeline_lane_remove_writer;
+}
+
+static void
+sfl_pipeline_lane_finalize(GObject *object)
+{
+	SflPipelineLane *self = SFL_PIPELINE_LANE(object);
+
+	g_clear_object(&self->pipeline);
+	G_OBJECT_CLASS(sfl_pipeline_lane_parent_class)->finalize(object);
+}
+
+static void
+sfl_pipeline_lane_class_init(SflPipelineLaneClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = sfl_pipeline_lane_finalize;
+}
+
+static void
+sfl_pipeline_lane_init(SflPipelineLane *self)
+{
+}
+
+/**
+ * sfl_pipeline_get_lane:
+ * @self: a pipeline
+ * @lane: which lane
+ *
+ * Returns: (transfer full): a handle on @lane for a source to write into; it holds @self
+ */
+SflLaneHandle *
+sfl_pipeline_get_lane(SflPipeline *self, SflLane lane)
+{
+	SflPipelineLane *handle = NULL;
+
+	g_return_val_if_fail(SFL_IS_PIPELINE(self), NULL);
+	g_return_val_if_fail(lane == SFL_LANE_STREAMING || lane == SFL_LANE_BULK, NULL);
+	handle = g_object_new(SFL_TYPE_PIPELINE_LANE, NULL);
+	handle->pipeline = g_object_ref(self);
+	handle->lane = lane;
+	return SFL_LANE_HANDLE(handle);
 }

@@ -11,6 +11,7 @@
 #include "sfl-config.h"
 #include "sfl-egress.h"
 #include "sfl-entry.h"
+#include "sfl-lane-handle.h"
 #include "sfl-metrics.h"
 #include "sfl-sink.h"
 
@@ -86,6 +87,10 @@ typedef struct {
 #define SFL_TYPE_PIPELINE (sfl_pipeline_get_type())
 G_DECLARE_FINAL_TYPE(SflPipeline, sfl_pipeline, SFL, PIPELINE, GObject)
 
+/* one lane as a source sees it (sfl-lane-handle.h); it wakes its writers itself */
+#define SFL_TYPE_PIPELINE_LANE (sfl_pipeline_lane_get_type())
+G_DECLARE_FINAL_TYPE(SflPipelineLane, sfl_pipeline_lane, SFL, PIPELINE_LANE, GObject)
+
 /* the lane is under both budgets again: resume producing */
 typedef void (*SflPipelineWritableFunc)(SflPipeline *pipeline, SflLane lane, gpointer user_data);
 /* the lane stopped: a FATAL sink result (error callback) or a fenced commit (fenced callback) */
@@ -123,6 +128,7 @@ void sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics);
 void sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress);
 gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
 gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
+SflLaneHandle *sfl_pipeline_get_lane(SflPipeline *self, SflLane lane) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_pipeline_get_counters(SflPipeline *self, SflPipelineCounters *counters);
 /* monotonic time since which pushes have failed continuously (0: none failing) */
 gint64 sfl_pipeline_get_failing_since(SflPipeline *self);

@@ -235,14 +235,10 @@ sfl_sf_auth_mint_complete(SflSfAuth *self, const GError *error)
 
 static void sfl_sf_auth_mint_attempt(SflSfAuth *self);
 
-static gboolean
+static void
 sfl_sf_auth_mint_retry_cb(gpointer user_data)
 {
-	SflSfAuth *self = user_data;
-
-	sfl_clear_source(&self->mint_retry);
-	sfl_sf_auth_mint_attempt(self);
-	return G_SOURCE_REMOVE;
+	sfl_sf_auth_mint_attempt(user_data);
 }
 
 /* a 5xx or a transport error: another attempt after a backoff, or the final error */
@@ -263,11 +259,10 @@ sfl_sf_auth_mint_retry_or_fail(SflSfAuth *self, GError *error)
 			  SFL_SF_AUTH_ATTEMPTS);
 	else
 		g_debug("%s; retrying", owned->message);
-	self->mint_retry = sfl_clock_timeout_source_new(
-		self->clock, sfl_sf_backoff_usec(self->rand, self->mint_attempt));
-	g_source_set_name(self->mint_retry, "[sf2loki] token mint retry");
-	g_source_set_callback(self->mint_retry, sfl_sf_auth_mint_retry_cb, self, NULL);
-	g_source_attach(self->mint_retry, g_main_context_get_thread_default());
+	sfl_clock_once(self->clock, &self->mint_retry,
+		       sfl_sf_backoff_usec(self->rand, self->mint_attempt),
+		       "[sf2loki] token mint retry", sfl_sf_auth_mint_retry_cb, self,
+		       g_main_context_get_thread_default());
 }
 
 /* "HTTP 400 invalid_grant: <description>", never quoting the assertion or the secret */
@@ -282,6 +277,7 @@ sfl_sf_auth_token_error(SflSfAuth *self, guint status, GBytes *body, const gchar
 	const gchar *data = g_bytes_get_data(body, &len);
 	const gchar *code = NULL;
 	const gchar *description = NULL;
+	GError *error = NULL;
 
 	doc = json_loadb(data != NULL ? data : "", len, 0, NULL);
 	code = json_string_value(json_object_get(doc, "error"));
@@ -294,8 +290,15 @@ sfl_sf_auth_token_error(SflSfAuth *self, guint status, GBytes *body, const gchar
 		detail = g_strdup("(empty body)");
 	masked = sfl_sf_auth_mask(self, detail, assertion);
 	excerpt = sfl_sf_excerpt(masked, strlen(masked));
-	return g_error_new(SFL_ERROR, status >= 500 ? SFL_ERROR_TRANSIENT : SFL_ERROR_AUTH,
-			   "Salesforce token endpoint: HTTP %u %s", status, excerpt);
+	error = g_error_new(SFL_ERROR,
+			    sfl_http_status_class(status) == SFL_HTTP_CLASS_SERVER
+				    ? SFL_ERROR_TRANSIENT
+				    : SFL_ERROR_AUTH,
+			    "Salesforce token endpoint: HTTP %u %s", status, excerpt);
+	/* the OAuth error code is what callers decide on (the doctor's invalid_grant hint) */
+	sfl_error_set_http_status(error, status);
+	sfl_error_set_peer_code(error, code);
+	return error;
 }
 
 typedef struct {
@@ -343,12 +346,12 @@ sfl_sf_auth_mint_done_cb(GObject *source, GAsyncResult *result, gpointer user_da
 	}
 	status = sfl_http_response_get_status(response);
 	body = sfl_http_response_get_body(response);
-	if (status >= 500) {
+	if (sfl_http_status_class(status) == SFL_HTTP_CLASS_SERVER) {
 		sfl_sf_auth_mint_retry_or_fail(
 			self, sfl_sf_auth_token_error(self, status, body, call->assertion));
 		return;
 	}
-	if (status < 200 || status >= 300) {
+	if (sfl_http_status_class(status) != SFL_HTTP_CLASS_SUCCESS) {
 		g_autoptr(GError) fatal =
 			sfl_sf_auth_token_error(self, status, body, call->assertion);
 
@@ -678,13 +681,15 @@ sfl_sf_auth_org_done_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 					    g_steal_pointer(&task));
 		return;
 	}
-	if (status < 200 || status >= 300) {
+	if (sfl_http_status_class(status) != SFL_HTTP_CLASS_SUCCESS) {
 		g_autofree gchar *excerpt = sfl_sf_excerpt(data, len);
-		g_autoptr(GError) failed =
-			g_error_new(SFL_ERROR, status >= 500 ? SFL_ERROR_TRANSIENT : SFL_ERROR_AUTH,
-				    "Salesforce userinfo: HTTP %u %s", status, excerpt);
+		g_autoptr(GError) failed = g_error_new(
+			SFL_ERROR,
+			sfl_http_status_class(status) == SFL_HTTP_CLASS_SERVER ? SFL_ERROR_TRANSIENT
+									       : SFL_ERROR_AUTH,
+			"Salesforce userinfo: HTTP %u %s", status, excerpt);
 
-		if (status >= 500) {
+		if (sfl_http_status_class(status) == SFL_HTTP_CLASS_SERVER) {
 			sfl_sf_auth_org_retry_or_fail(g_steal_pointer(&task),
 						      g_steal_pointer(&failed));
 			return;

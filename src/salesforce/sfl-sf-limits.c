@@ -97,24 +97,19 @@ sfl_sf_limits_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	sfl_sf_limits_schedule(self, self->interval);
 }
 
-static gboolean
+static void
 sfl_sf_limits_timer_cb(gpointer user_data)
 {
 	SflSfLimits *self = user_data;
 
-	g_clear_pointer(&self->timer, g_source_unref);
 	sfl_sf_rest_get_async(self->rest, "/limits", self->cancellable, sfl_sf_limits_done_cb,
 			      self);
-	return G_SOURCE_REMOVE;
 }
 
 static void
 sfl_sf_limits_schedule(SflSfLimits *self, gint64 delay)
 {
-	sfl_clear_source(&self->timer);
-	self->timer = sfl_clock_timeout_source_new(self->clock, delay);
-	g_source_set_callback(self->timer, sfl_sf_limits_timer_cb, self, NULL);
-	g_source_attach(self->timer, NULL);
+	sfl_clock_once(self->clock, &self->timer, delay, NULL, sfl_sf_limits_timer_cb, self, NULL);
 }
 
 /**

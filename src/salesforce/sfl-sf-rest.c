@@ -91,6 +91,8 @@ sfl_sf_rest_http_error(SflSfRest *self, const gchar *what, guint status, const g
 	const gchar *message = NULL;
 	gboolean limit_exceeded = FALSE;
 	SflError error_code = SFL_ERROR_REJECTED;
+	SflHttpClass klass;
+	GError *error = NULL;
 
 	if (data == NULL)
 		len = 0;
@@ -113,15 +115,19 @@ sfl_sf_rest_http_error(SflSfRest *self, const gchar *what, guint status, const g
 		detail = len > 0 ? sfl_sf_excerpt(data, len) : g_strdup("(empty body)");
 	}
 	limit_exceeded = len > 0 && g_strstr_len(data, (gssize)len, "REQUEST_LIMIT_EXCEEDED");
-	if ((status == 403 && limit_exceeded) || status == 429) {
+	klass = sfl_http_status_class(status);
+	if ((status == 403 && limit_exceeded) || klass == SFL_HTTP_CLASS_THROTTLED) {
 		self->throttled++;
 		error_code = SFL_ERROR_THROTTLED;
-	} else if (status >= 500 || status == 408) {
+	} else if (klass == SFL_HTTP_CLASS_SERVER || klass == SFL_HTTP_CLASS_TIMEOUT) {
 		error_code = SFL_ERROR_TRANSIENT;
 	} else if (status == 401) {
 		error_code = SFL_ERROR_AUTH;
 	}
-	return g_error_new(SFL_ERROR, error_code, "%s: HTTP %u %s", what, status, detail);
+	error = g_error_new(SFL_ERROR, error_code, "%s: HTTP %u %s", what, status, detail);
+	sfl_error_set_http_status(error, status);
+	sfl_error_set_peer_code(error, code);
+	return error;
 }
 
 static gchar *
@@ -209,7 +215,7 @@ sfl_sf_rest_query_done_cb(GObject *source, GAsyncResult *result, gpointer user_d
 		sfl_sf_rest_query_next(g_steal_pointer(&task));
 		return;
 	}
-	if (status < 200 || status >= 300) {
+	if (sfl_http_status_class(status) != SFL_HTTP_CLASS_SUCCESS) {
 		g_task_return_error(
 			task, sfl_sf_rest_http_error(
 				      self, query->what != NULL ? query->what : "Salesforce query",

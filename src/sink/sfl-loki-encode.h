@@ -8,6 +8,7 @@
 
 #include "sfl-config.h"
 #include "sfl-entry.h"
+#include "sfl-loki-labels.h"
 
 G_BEGIN_DECLS
 
@@ -38,15 +39,6 @@ G_BEGIN_DECLS
  * always snappy; JSON is gzip when compression is SFL_LOKI_COMPRESSION_GZIP and plain
  * otherwise, as in the original (original-behaviour §3.3).
  */
-
-/* the original's marker: U+2026, then the untruncated length in bytes */
-#define SFL_LOKI_TRUNCATION_MARKER_FMT "\xe2\x80\xa6[truncated, original %" G_GSIZE_FORMAT " bytes]"
-
-gsize sfl_loki_truncate_line(gchar *line, gsize len, gsize max_line_bytes);
-
-gboolean sfl_loki_label_name_is_valid(const gchar *name);
-gchar *sfl_loki_label_string(const SflLabelPair *pairs, guint n_pairs, gsize *len,
-			     GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
 GBytes *
 sfl_loki_encode_push_request(const SflBatch *batch, GError **error) G_GNUC_WARN_UNUSED_RESULT;

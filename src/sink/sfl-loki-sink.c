@@ -106,7 +106,7 @@ sfl_loki_sink_classify(const SflHttpResponse *response)
 	const gchar *data = g_bytes_get_data(body, &len);
 	g_autoptr(SflSinkResult) result = NULL;
 
-	if (status >= 200 && status < 300) {
+	if (sfl_http_status_class(status) == SFL_HTTP_CLASS_SUCCESS) {
 		result = sfl_sink_result_new(SFL_SINK_OK);
 	} else if (status == 400) {
 		result = sfl_sink_result_new(SFL_SINK_REJECTED);
@@ -117,7 +117,7 @@ sfl_loki_sink_classify(const SflHttpResponse *response)
 	} else {
 		/* 429, 5xx, and also 401/403/404 and anything unknown: never drop data */
 		result = sfl_sink_result_new(SFL_SINK_RETRY);
-		if (status == 401 || status == 403)
+		if (sfl_http_status_class(status) == SFL_HTTP_CLASS_AUTH)
 			result->reason = g_strdup_printf("HTTP %u: credentials refused", status);
 		else
 			result->reason = g_strdup_printf("HTTP %u", status);

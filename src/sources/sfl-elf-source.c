@@ -17,6 +17,9 @@
 #include "sfl-record.h"
 #include "sfl-shape.h"
 
+/* one cursor per EventType: "eventlogfile:<type>" (the original's keys) */
+#define SFL_ELF_KEY_PREFIX "eventlogfile:"
+
 /*
  * Runtime model: one cycle at a time; within a cycle one job per EventType, at most
  * `concurrency` running. A job walks its type's listing file by file; each file is one
@@ -64,10 +67,8 @@ typedef enum {
 /* a shaped row waiting to become an entry */
 typedef struct {
 	SflRecord *record;
-	GString *line;
-	GArray *metadata; /* SflLabelPair, strings in record's arena */
+	SflShaped shaped; /* its metadata strings live in record's arena */
 	SflLabels *labels;
-	gint64 ts_ns;
 	gboolean valid;
 } SflElfRow;
 
@@ -323,7 +324,7 @@ sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *
 		return type;
 	type = g_new0(SflElfType, 1);
 	type->name = g_strdup(name);
-	key = g_strconcat("eventlogfile:", name, NULL);
+	key = g_strconcat(SFL_ELF_KEY_PREFIX, name, NULL);
 	type->key = sfl_source_key(source, key);
 	type->ids = g_ptr_array_new_with_free_func(sfl_elf_id_free);
 	if (tc != NULL) {
@@ -366,18 +367,14 @@ static void
 sfl_elf_row_init(SflElfRow *row)
 {
 	row->record = sfl_record_new();
-	row->line = g_string_sized_new(1024);
-	row->metadata = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
+	sfl_shaped_init(&row->shaped);
 }
 
 static void
 sfl_elf_row_clear(SflElfRow *row)
 {
 	g_clear_pointer(&row->record, sfl_record_free);
-	if (row->line != NULL)
-		g_string_free(row->line, TRUE);
-	row->line = NULL;
-	g_clear_pointer(&row->metadata, g_array_unref);
+	sfl_shaped_clear(&row->shaped);
 	g_clear_pointer(&row->labels, sfl_labels_unref);
 	row->valid = FALSE;
 }
@@ -385,10 +382,7 @@ sfl_elf_row_clear(SflElfRow *row)
 static SflEntry *
 sfl_elf_row_to_entry(SflElfJob *job, SflElfRow *row, GRefString *checkpoint)
 {
-	SflEntry *entry =
-		sfl_entry_new_shared(row->ts_ns, row->labels, row->line->str, row->line->len,
-				     (const SflLabelPair *)(const void *)row->metadata->data,
-				     row->metadata->len, job->type->key, checkpoint);
+	SflEntry *entry = sfl_shaped_entry(&row->shaped, row->labels, job->type->key, checkpoint);
 	sfl_series_inc(job->type->m_rows);
 	row->valid = FALSE;
 	g_clear_pointer(&row->labels, sfl_labels_unref);
@@ -402,9 +396,20 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 	SflElfSource *self = job->self;
 	SflElfType *type = job->type;
 	SflRecord *record = row->record;
-	const gchar *rule = NULL;
-	const SflField *field = NULL;
-	gint64 usec = 0;
+	const gchar *const timestamp_fields[] = { self->config->timestamp_column, "TIMESTAMP" };
+	const SflShapeSpec spec = {
+		.transforms = self->transforms,
+		.sample = type->sample,
+		.sample_field = "REQUEST_ID",
+		.event_type = type->name,
+		.timestamp_fields = timestamp_fields,
+		.n_timestamp_fields = G_N_ELEMENTS(timestamp_fields),
+		/* a row without a time of its own is dated by its file */
+		.has_fallback = job->created_ok,
+		.fallback_usec = job->created_usec,
+		.now_usec = self->cycle_now,
+		.metadata_fields = (const gchar *const *)type->metadata_fields,
+	};
 	guint n = MIN(rec->n_fields, job->n_header);
 
 	sfl_record_reset(record);
@@ -424,41 +429,9 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 		sfl_record_add_string(record, "_extra", extra, job->scratch->len);
 	}
 
-	if (self->transforms != NULL && !sfl_transforms_apply(self->transforms, record, &rule)) {
-		sfl_source_count_filtered(SFL_SOURCE(self), rule);
+	if (!sfl_source_keep_record(SFL_SOURCE(self), &spec, record, TRUE))
 		return FALSE;
-	}
-	if (type->sample < 1.0) {
-		const gchar *rid = sfl_record_lookup_string(record, "REQUEST_ID");
-		gboolean keep = FALSE;
-		if (rid != NULL && rid[0] != '\0') {
-			keep = sfl_sample_keep(rid, strlen(rid), type->sample);
-		} else {
-			g_string_truncate(row->line, 0);
-			sfl_record_append_json(record, row->line);
-			keep = sfl_sample_keep(row->line->str, row->line->len, type->sample);
-		}
-		if (!keep) {
-			sfl_source_count_sampled_out(SFL_SOURCE(self), type->name);
-			return FALSE;
-		}
-	}
-
-	field = sfl_record_lookup(record, self->config->timestamp_column);
-	if (field == NULL || !sfl_parse_timestamp_field(field, &usec)) {
-		field = sfl_record_lookup(record, "TIMESTAMP");
-		if (field == NULL || !sfl_parse_timestamp_field(field, &usec)) {
-			usec = sfl_timestamp_fallback(job->created_ok, job->created_usec,
-						      self->cycle_now);
-			sfl_source_count_timestamp_fallback(SFL_SOURCE(self));
-		}
-	}
-	row->ts_ns = usec * 1000;
-
-	g_string_truncate(row->line, 0);
-	sfl_record_append_json(record, row->line);
-	g_array_set_size(row->metadata, 0);
-	sfl_shape_metadata(record, (const gchar *const *)type->metadata_fields, row->metadata);
+	sfl_source_shape_record(SFL_SOURCE(self), &spec, record, &row->shaped);
 
 	g_clear_pointer(&row->labels, sfl_labels_unref);
 	if (type->labels != NULL) {
@@ -596,13 +569,13 @@ sfl_elf_job_advance(SflElfJob *job)
 static void
 sfl_elf_count_error(SflElfSource *self, const gchar *kind, const GError *error)
 {
-	const gchar *http = error != NULL ? strstr(error->message, "HTTP ") : NULL;
+	guint status = error != NULL ? sfl_error_get_http_status(error) : 0;
 	g_autofree gchar *reason = NULL;
 	const gchar *names[] = { "reason", NULL };
 	const gchar *values[] = { NULL, NULL };
 
-	if (kind == NULL && http != NULL && g_ascii_isdigit(http[5]))
-		reason = g_strndup(http, 5 + strspn(http + 5, "0123456789"));
+	if (kind == NULL && status != 0)
+		reason = g_strdup_printf("HTTP %u", status);
 	values[0] = kind != NULL ? kind : reason != NULL ? reason : "transport";
 	sfl_series_inc(sfl_source_series(
 		SFL_SOURCE(self), SFL_METRIC_COUNTER, "sf2loki_eventlogfile_download_errors",
@@ -1288,4 +1261,23 @@ sfl_elf_source_get_counters(SflElfSource *self)
 {
 	g_return_val_if_fail(SFL_IS_ELF_SOURCE(self), NULL);
 	return &self->counters;
+}
+
+/**
+ * sfl_elf_source_describe_checkpoint:
+ * @key: a committed key, without the multi-org prefix
+ * @value: its value
+ * @view: (out caller-allocates): filled when the key is this source's
+ *
+ * Returns: %TRUE when @key is an EventLogFile type's cursor
+ */
+gboolean
+sfl_elf_source_describe_checkpoint(const gchar *key, const gchar *value, SflCheckpointView *view)
+{
+	if (!g_str_has_prefix(key, SFL_ELF_KEY_PREFIX))
+		return FALSE;
+	view->source = "eventlogfile";
+	view->object = key + strlen(SFL_ELF_KEY_PREFIX);
+	sfl_checkpoint_view_cursor(view, value, "last_created");
+	return TRUE;
 }

@@ -43,4 +43,8 @@ typedef struct {
 
 const SflElfCounters *sfl_elf_source_get_counters(SflElfSource *self);
 
+/* the key and cursor this source commits, for /statusz and the commit gauges */
+gboolean
+sfl_elf_source_describe_checkpoint(const gchar *key, const gchar *value, SflCheckpointView *view);
+
 G_END_DECLS

@@ -16,6 +16,9 @@
 #include "sfl-record.h"
 #include "sfl-shape.h"
 
+/* one cursor per object: "eventlog_objects:<object>" (the original's keys) */
+#define SFL_OBJECTS_KEY_PREFIX "eventlog_objects:"
+
 /*
  * One object is polled at a time, in config order, each on its own schedule. A poll reads
  * pages of at most 200 records (Salesforce's cap for FIELDS(ALL)) and emits each page in two
@@ -75,8 +78,6 @@ struct _SflObjectsSource {
 	GRefString *post;
 	SflEntry *pending;
 	SflRecord *record;
-	GString *line;
-	GArray *metadata;
 	/* the big-object drain */
 	json_t *collected;	   /* array, newest first */
 	GHashTable *collected_ids; /* id → TRUE */
@@ -251,62 +252,51 @@ sfl_objects_record_id(json_t *rec)
 	return id != NULL && id[0] != '\0' ? id : NULL;
 }
 
-/* transforms + sampling on the current record; FALSE when it becomes no entry */
+/* how this object's records become entries */
+static void
+sfl_objects_spec(SflObjectsSource *self, SflObj *obj, const gchar *const *timestamp_fields,
+		 SflShapeSpec *spec)
+{
+	*spec = (SflShapeSpec){
+		.transforms = self->transforms,
+		.sample = obj->cfg->sample,
+		.sample_field = "Id",
+		.event_type = obj->cfg->name,
+		.timestamp_fields = timestamp_fields,
+		.n_timestamp_fields = 3,
+		.now_usec = self->now,
+		.metadata_fields = sfl_source_get_context(SFL_SOURCE(self))->metadata_fields,
+	};
+}
+
+/* transforms + sampling on @rec, loaded as the current record; FALSE when it becomes no
+ * entry */
 static gboolean
 sfl_objects_keep(SflObjectsSource *self, SflObj *obj, json_t *rec, gboolean count)
 {
-	const gchar *id = NULL;
-	const gchar *rule = NULL;
+	const gchar *const fields[] = { obj->cfg->timestamp_field, "EventDate", "CreatedDate" };
+	SflShapeSpec spec;
 
+	sfl_objects_spec(self, obj, fields, &spec);
 	sfl_record_reset(self->record);
 	sfl_record_add_json_object(self->record, rec);
-	if (self->transforms != NULL &&
-	    !sfl_transforms_apply(self->transforms, self->record, &rule)) {
-		if (count)
-			sfl_source_count_filtered(SFL_SOURCE(self), rule);
-		return FALSE;
-	}
-	if (obj->cfg->sample >= 1.0)
-		return TRUE;
-	id = sfl_record_lookup_string(self->record, "Id");
-	if (id == NULL || id[0] == '\0') {
-		g_string_truncate(self->line, 0);
-		sfl_record_append_json(self->record, self->line);
-		if (sfl_sample_keep(self->line->str, self->line->len, obj->cfg->sample))
-			return TRUE;
-	} else if (sfl_sample_keep(id, strlen(id), obj->cfg->sample)) {
-		return TRUE;
-	}
-	if (count)
-		sfl_source_count_sampled_out(SFL_SOURCE(self), obj->cfg->name);
-	return FALSE;
+	return sfl_source_keep_record(SFL_SOURCE(self), &spec, self->record, count);
 }
 
+/* the entry for @rec, NULL when a transform or the sampler dropped it (counted) */
 static SflEntry *
-sfl_objects_shape(SflObjectsSource *self, SflObj *obj, GRefString *checkpoint)
+sfl_objects_shape(SflObjectsSource *self, SflObj *obj, json_t *rec, GRefString *checkpoint)
 {
-	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
-	const gchar *fields[] = { obj->cfg->timestamp_field, "EventDate", "CreatedDate" };
-	gint64 usec = 0;
-	gboolean found = FALSE;
+	const gchar *const fields[] = { obj->cfg->timestamp_field, "EventDate", "CreatedDate" };
+	SflShapeSpec spec;
 
-	for (guint i = 0; i < G_N_ELEMENTS(fields) && !found; i++) {
-		const SflField *f = sfl_record_lookup(self->record, fields[i]);
-		found = f != NULL && sfl_parse_timestamp_field(f, &usec);
-	}
-	if (!found) {
-		gint64 wm = 0;
-		gboolean have = obj->wm != NULL && sfl_parse_iso_datetime(obj->wm, &wm);
-		usec = sfl_timestamp_fallback(have, wm, self->now);
-		sfl_source_count_timestamp_fallback(SFL_SOURCE(self));
-	}
-	g_string_truncate(self->line, 0);
-	sfl_record_append_json(self->record, self->line);
-	g_array_set_size(self->metadata, 0);
-	sfl_shape_metadata(self->record, ctx->metadata_fields, self->metadata);
-	return sfl_entry_new_shared(usec * 1000, obj->labels, self->line->str, self->line->len,
-				    (const SflLabelPair *)(const void *)self->metadata->data,
-				    self->metadata->len, obj->key, checkpoint);
+	sfl_objects_spec(self, obj, fields, &spec);
+	/* a record without a time of its own is dated by the cursor */
+	spec.has_fallback = obj->wm != NULL && sfl_parse_iso_datetime(obj->wm, &spec.fallback_usec);
+	sfl_record_reset(self->record);
+	sfl_record_add_json_object(self->record, rec);
+	return sfl_source_emit_record(SFL_SOURCE(self), &spec, self->record, obj->labels, obj->key,
+				      checkpoint);
 }
 
 /* pass 1: moves the cursor over the new records of @page and finds the last kept one */
@@ -397,9 +387,9 @@ sfl_objects_emit(SflObjectsSource *self)
 		SflEntry *entry = NULL;
 
 		self->page_idx++;
-		if (!sfl_objects_keep(self, obj, rec, TRUE))
+		entry = sfl_objects_shape(self, obj, rec, last ? self->post : self->pre);
+		if (entry == NULL)
 			continue;
-		entry = sfl_objects_shape(self, obj, last ? self->post : self->pre);
 		if (!sfl_objects_offer(self, entry))
 			return;
 	}
@@ -463,7 +453,7 @@ sfl_objects_failed(SflObjectsSource *self, SflObj *obj, const GError *error)
 		g_warning("eventlog_objects %s: poll failed; retrying next poll: %s",
 			  obj->cfg->name, error->message);
 	}
-	if (strstr(error->message, "BIG_OBJECT_UNSUPPORTED_OPERATION") != NULL)
+	if (g_strcmp0(sfl_error_get_peer_code(error), "BIG_OBJECT_UNSUPPORTED_OPERATION") == 0)
 		g_warning("eventlog_objects %s: this looks like a big object; set big_object: "
 			  "true for it",
 			  obj->cfg->name);
@@ -876,7 +866,7 @@ sfl_objects_source_start(SflSource *source)
 	for (guint i = 0; i < self->config->objects->len; i++) {
 		const SflEventLogObjectConfig *cfg = g_ptr_array_index(self->config->objects, i);
 		SflObj *obj = g_new0(SflObj, 1);
-		g_autofree gchar *key = g_strconcat("eventlog_objects:", cfg->name, NULL);
+		g_autofree gchar *key = g_strconcat(SFL_OBJECTS_KEY_PREFIX, cfg->name, NULL);
 		const SflLabelPair pairs[] = { { "source", "eventlog_objects" },
 					       { "event_type", cfg->name } };
 
@@ -939,8 +929,6 @@ sfl_objects_source_finalize(GObject *object)
 	g_clear_object(&self->cancellable);
 	g_clear_pointer(&self->rand, g_rand_free);
 	g_clear_pointer(&self->record, sfl_record_free);
-	g_string_free(self->line, TRUE);
-	g_clear_pointer(&self->metadata, g_array_unref);
 	g_clear_pointer(&self->collected_ids, g_hash_table_unref);
 	g_clear_pointer(&self->tie_ids, g_ptr_array_unref);
 	G_OBJECT_CLASS(sfl_objects_source_parent_class)->finalize(object);
@@ -964,8 +952,6 @@ sfl_objects_source_init(SflObjectsSource *self)
 	self->cancellable = g_cancellable_new();
 	self->rand = g_rand_new();
 	self->record = sfl_record_new();
-	self->line = g_string_sized_new(2048);
-	self->metadata = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
 	self->collected_ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	self->tie_ids = g_ptr_array_new_with_free_func(g_free);
 }
@@ -1012,4 +998,24 @@ sfl_objects_source_get_counters(SflObjectsSource *self)
 {
 	g_return_val_if_fail(SFL_IS_OBJECTS_SOURCE(self), NULL);
 	return &self->counters;
+}
+
+/**
+ * sfl_objects_source_describe_checkpoint:
+ * @key: a committed key, without the multi-org prefix
+ * @value: its value
+ * @view: (out caller-allocates): filled when the key is this source's
+ *
+ * Returns: %TRUE when @key is a polled object's cursor
+ */
+gboolean
+sfl_objects_source_describe_checkpoint(const gchar *key, const gchar *value,
+				       SflCheckpointView *view)
+{
+	if (!g_str_has_prefix(key, SFL_OBJECTS_KEY_PREFIX))
+		return FALSE;
+	view->source = "eventlog_objects";
+	view->object = key + strlen(SFL_OBJECTS_KEY_PREFIX);
+	sfl_checkpoint_view_cursor(view, value, "last_ts");
+	return TRUE;
 }

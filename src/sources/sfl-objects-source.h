@@ -39,4 +39,8 @@ typedef struct {
 
 const SflObjectsCounters *sfl_objects_source_get_counters(SflObjectsSource *self);
 
+/* the key and cursor this source commits, for /statusz and the commit gauges */
+gboolean sfl_objects_source_describe_checkpoint(const gchar *key, const gchar *value,
+						SflCheckpointView *view);
+
 G_END_DECLS

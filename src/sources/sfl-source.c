@@ -35,6 +35,8 @@ typedef struct {
 	gchar *last_sampled_type;
 	SflSeries *sampled_out;
 	SflSeries *fallbacks;
+	/* sfl_source_emit_record()'s line and metadata, reused record after record */
+	SflShaped scratch;
 } SflSourcePrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE(SflSource, sfl_source, G_TYPE_OBJECT)
@@ -90,7 +92,9 @@ sfl_source_finalize(GObject *object)
 
 	g_free(priv->name);
 	g_array_unref(priv->waiters);
-	g_clear_object(&priv->context.pipeline);
+	if (priv->context.lane != NULL && !priv->stopped)
+		sfl_lane_handle_remove_writer(priv->context.lane, object);
+	g_clear_object(&priv->context.lane);
 	g_clear_object(&priv->context.store);
 	g_clear_pointer(&priv->context.interner, sfl_labels_interner_unref);
 	g_clear_pointer(&priv->context.clock, sfl_clock_unref);
@@ -103,6 +107,7 @@ sfl_source_finalize(GObject *object)
 	g_free((gchar *)priv->last_event_type);
 	g_free(priv->last_rule);
 	g_free(priv->last_sampled_type);
+	sfl_shaped_clear(&priv->scratch);
 	G_OBJECT_CLASS(sfl_source_parent_class)->finalize(object);
 }
 
@@ -130,6 +135,7 @@ sfl_source_init(SflSource *self)
 	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
 
 	priv->waiters = g_array_new(FALSE, FALSE, sizeof(SflSourceWaiter));
+	sfl_shaped_init(&priv->scratch);
 }
 
 /**
@@ -158,6 +164,12 @@ sfl_source_get_context(SflSource *self)
 	return &priv->context;
 }
 
+static void
+sfl_source_lane_writable(GObject *writer)
+{
+	sfl_source_notify_writable(SFL_SOURCE(writer));
+}
+
 /**
  * sfl_source_start:
  * @self: a source, not started yet
@@ -172,12 +184,12 @@ sfl_source_start(SflSource *self, const SflSourceContext *context)
 
 	g_return_if_fail(SFL_IS_SOURCE(self));
 	g_return_if_fail(!priv->started);
-	g_return_if_fail(context != NULL && context->pipeline != NULL);
+	g_return_if_fail(context != NULL && SFL_IS_LANE_HANDLE(context->lane));
 	g_return_if_fail(context->interner != NULL && context->clock != NULL);
 
 	priv->started = TRUE;
-	priv->context.pipeline = g_object_ref(context->pipeline);
-	priv->context.lane = context->lane;
+	priv->context.lane = g_object_ref(context->lane);
+	sfl_lane_handle_add_writer(priv->context.lane, G_OBJECT(self), sfl_source_lane_writable);
 	priv->context.store = context->store != NULL ? g_object_ref(context->store) : NULL;
 	priv->context.interner = sfl_labels_interner_ref(context->interner);
 	priv->context.clock = sfl_clock_ref(context->clock);
@@ -227,8 +239,10 @@ sfl_source_stop(SflSource *self)
 		return;
 	priv->stopped = TRUE;
 	g_array_set_size(priv->waiters, 0);
-	if (priv->started)
+	if (priv->started) {
+		sfl_lane_handle_remove_writer(priv->context.lane, G_OBJECT(self));
 		SFL_SOURCE_GET_CLASS(self)->stop(self);
+	}
 }
 
 gboolean
@@ -295,7 +309,7 @@ sfl_source_record_ingest(SflSource *self, SflSourcePrivate *priv, const SflEntry
  * @self: a started source
  * @entry: (transfer full): the entry
  *
- * Returns: %TRUE when the pipeline took @entry; %FALSE when the lane is full (or the source
+ * Returns: %TRUE when the lane took @entry; %FALSE when the lane is full (or the source
  * stopped) and the caller still owns @entry
  */
 gboolean
@@ -307,7 +321,7 @@ sfl_source_offer(SflSource *self, SflEntry *entry)
 	g_return_val_if_fail(entry != NULL, FALSE);
 	if (priv->stopped)
 		return FALSE;
-	if (!sfl_pipeline_offer(priv->context.pipeline, priv->context.lane, entry))
+	if (!sfl_lane_handle_offer(priv->context.lane, entry))
 		return FALSE;
 	if (entry->checkpoint_only) {
 		priv->counters.checkpoint_tokens++;
@@ -316,7 +330,7 @@ sfl_source_offer(SflSource *self, SflEntry *entry)
 		if (priv->ingested != NULL)
 			sfl_source_record_ingest(self, priv, entry);
 	}
-	/* the pipeline took its own reference */
+	/* the lane took its own reference */
 	sfl_entry_unref(entry);
 	return TRUE;
 }
@@ -368,7 +382,7 @@ sfl_source_notify_writable(SflSource *self)
 	/* one at a time from the live list, so a waiter cancelled by an earlier one is skipped */
 	n = priv->waiters->len;
 	while (n-- > 0 && priv->waiters->len > 0 && !priv->stopped &&
-	       !sfl_pipeline_is_lane_stopped(priv->context.pipeline, priv->context.lane)) {
+	       !sfl_lane_handle_is_stopped(priv->context.lane)) {
 		SflSourceWaiter w = g_array_index(priv->waiters, SflSourceWaiter, 0);
 		guint before = priv->waiters->len - 1;
 
@@ -664,4 +678,169 @@ sfl_source_series(SflSource *self, SflMetricType type, const gchar *name, const 
 			 ? sfl_metrics_counter(priv->context.metrics, name, help, names)
 			 : sfl_metrics_gauge(priv->context.metrics, name, help, names);
 	return sfl_metric_family_series(family, names[0] != NULL ? values : NULL);
+}
+
+void
+sfl_shaped_init(SflShaped *shaped)
+{
+	shaped->line = g_string_sized_new(2048);
+	shaped->metadata = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
+	shaped->timestamp_ns = 0;
+}
+
+void
+sfl_shaped_clear(SflShaped *shaped)
+{
+	if (shaped->line != NULL)
+		g_string_free(shaped->line, TRUE);
+	shaped->line = NULL;
+	g_clear_pointer(&shaped->metadata, g_array_unref);
+}
+
+SflEntry *
+sfl_shaped_entry(const SflShaped *shaped, SflLabels *labels, const gchar *key,
+		 GRefString *checkpoint)
+{
+	return sfl_entry_new_shared(shaped->timestamp_ns, labels, shaped->line->str,
+				    (gssize)shaped->line->len,
+				    (const SflLabelPair *)(const void *)shaped->metadata->data,
+				    shaped->metadata->len, key, checkpoint);
+}
+
+static gboolean
+sfl_source_sample_keep(SflSourcePrivate *priv, const SflShapeSpec *spec, SflRecord *record)
+{
+	const gchar *key = NULL;
+
+	if (spec->sample_key != NULL)
+		return sfl_sample_keep(spec->sample_key, spec->sample_key_len, spec->sample);
+	if (spec->sample_field != NULL)
+		key = sfl_record_lookup_string(record, spec->sample_field);
+	if (key != NULL && key[0] != '\0')
+		return sfl_sample_keep(key, strlen(key), spec->sample);
+	/* no identity to hash: the whole line, so equal rows share a fate */
+	g_string_truncate(priv->scratch.line, 0);
+	sfl_record_append_json(record, priv->scratch.line);
+	return sfl_sample_keep(priv->scratch.line->str, priv->scratch.line->len, spec->sample);
+}
+
+/**
+ * sfl_source_keep_record:
+ * @self: a started source
+ * @spec: how this source shapes
+ * @record: the decoded record; transforms rewrite it in place
+ * @count: count a drop in the source's counters and instruments
+ *
+ * Returns: %FALSE when a drop_row transform or the sampler dropped @record
+ */
+gboolean
+sfl_source_keep_record(SflSource *self, const SflShapeSpec *spec, SflRecord *record, gboolean count)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+	const gchar *rule = NULL;
+
+	if (spec->transforms != NULL && !sfl_transforms_apply(spec->transforms, record, &rule)) {
+		if (count)
+			sfl_source_count_filtered(self, rule);
+		return FALSE;
+	}
+	if (spec->sample >= 1.0 || sfl_source_sample_keep(priv, spec, record))
+		return TRUE;
+	if (count)
+		sfl_source_count_sampled_out(self, spec->event_type);
+	return FALSE;
+}
+
+/**
+ * sfl_source_shape_record:
+ * @self: a started source
+ * @spec: how this source shapes
+ * @record: a record sfl_source_keep_record() kept
+ * @shaped: receives the timestamp, line and metadata
+ */
+void
+sfl_source_shape_record(SflSource *self, const SflShapeSpec *spec, SflRecord *record,
+			SflShaped *shaped)
+{
+	gint64 usec = 0;
+	gboolean found = FALSE;
+
+	if (spec->timestamp_func != NULL) {
+		found = spec->timestamp_func(record, &usec, spec->user_data);
+	} else {
+		for (guint i = 0; i < spec->n_timestamp_fields && !found; i++) {
+			const SflField *f = sfl_record_lookup(record, spec->timestamp_fields[i]);
+			found = f != NULL && sfl_parse_timestamp_field(f, &usec);
+		}
+	}
+	if (!found) {
+		usec = sfl_timestamp_fallback(spec->has_fallback, spec->fallback_usec,
+					      spec->now_usec);
+		sfl_source_count_timestamp_fallback(self);
+	}
+	shaped->timestamp_ns = usec * 1000;
+	g_string_truncate(shaped->line, 0);
+	sfl_record_append_json(record, shaped->line);
+	g_array_set_size(shaped->metadata, 0);
+	sfl_shape_metadata(record, spec->metadata_fields, shaped->metadata);
+	if (spec->metadata_func != NULL)
+		spec->metadata_func(record, shaped->metadata, spec->user_data);
+}
+
+/**
+ * sfl_source_emit_record:
+ * @self: a started source
+ * @spec: how this source shapes
+ * @record: the decoded record
+ * @labels: the entry's labels
+ * @key: its checkpoint key
+ * @checkpoint: its checkpoint value, shared
+ *
+ * Returns: (transfer full) (nullable): the entry, or %NULL when @record was dropped
+ */
+SflEntry *
+sfl_source_emit_record(SflSource *self, const SflShapeSpec *spec, SflRecord *record,
+		       SflLabels *labels, const gchar *key, GRefString *checkpoint)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	if (!sfl_source_keep_record(self, spec, record, TRUE))
+		return NULL;
+	sfl_source_shape_record(self, spec, record, &priv->scratch);
+	return sfl_shaped_entry(&priv->scratch, labels, key, checkpoint);
+}
+
+/**
+ * sfl_checkpoint_view_cursor:
+ * @view: the view to fill (its time and position)
+ * @value: the committed value
+ * @field: the cursor's time field
+ *
+ * A value that is not such a cursor leaves @view without a time and a position.
+ */
+void
+sfl_checkpoint_view_cursor(SflCheckpointView *view, const gchar *value, const gchar *field)
+{
+	json_t *root = json_loads(value, 0, NULL);
+	json_t *v = NULL;
+	const gchar *text = NULL;
+	gint64 usec = 0;
+
+	if (root == NULL)
+		return;
+	v = json_object_get(root, field);
+	text = json_string_value(v);
+	if (text != NULL && sfl_parse_iso_datetime(text, &usec)) {
+		view->has_time = TRUE;
+		view->time_seconds = (gdouble)usec / G_USEC_PER_SEC;
+	}
+	if (v != NULL && !json_is_null(v))
+		view->position = json_pack("{s:O}", field, v);
+	json_decref(root);
+}
+
+void
+sfl_checkpoint_view_clear(SflCheckpointView *view)
+{
+	g_clear_pointer(&view->position, json_decref);
 }

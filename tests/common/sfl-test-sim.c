@@ -8,39 +8,18 @@
 
 #include "sfl-test-sim.h"
 
-#include <signal.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <glib/gstdio.h>
 
 #include "sfl-autocleanups.h"
 #include "sfl-http.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-
-#ifdef __linux__
-#include <signal.h>
-#include <sys/prctl.h>
-#endif
-
-/* a simulator must not outlive a test that aborted: meson would wait on its pipes */
-static void
-sfl_test_sim_child_setup(gpointer user_data)
-{
-#ifdef __linux__
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-}
-
-static GSubprocess *
-sfl_test_sim_spawn(const gchar *const *argv, GError **error)
-{
-	g_autoptr(GSubprocessLauncher) launcher =
-		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-
-	g_subprocess_launcher_set_child_setup(launcher, sfl_test_sim_child_setup, NULL, NULL);
-	return g_subprocess_launcher_spawnv(launcher, argv, error);
-}
+#include <openssl/x509v3.h>
 
 #define SFL_TEST_SIM_DEADLINE_SEC 30
 
@@ -83,33 +62,244 @@ sfl_test_sim_control(SflCurlLoop *loop, const gchar *base, const gchar *method, 
 	return doc;
 }
 
-/* starts tests/sim/@script and waits for its "PORT <n>" line; NULL after g_test_skip() */
+struct _SflTestSim {
+	GObject parent_instance;
+	GSubprocess *proc; /* the native backend: the child */
+	gint64 broker_id;  /* the broker backend: its id for the process */
+	gboolean ended;
+	gint status; /* once @ended: exit status, or minus the signal */
+};
+
+G_DEFINE_TYPE(SflTestSim, sfl_test_sim, G_TYPE_OBJECT)
+
+static void
+sfl_test_sim_finalize(GObject *object)
+{
+	SflTestSim *self = SFL_TEST_SIM(object);
+
+	/* as a GSubprocess: dropping the last reference leaves the process alone; it dies with
+	 * the test (PR_SET_PDEATHSIG natively, the broker's exit otherwise) */
+	g_clear_object(&self->proc);
+	G_OBJECT_CLASS(sfl_test_sim_parent_class)->finalize(object);
+}
+
+static void
+sfl_test_sim_class_init(SflTestSimClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = sfl_test_sim_finalize;
+}
+
+static void
+sfl_test_sim_init(SflTestSim *self)
+{
+}
+
+#define SFL_TEST_SIM_BROKER_ENV "SFL_TEST_SIM_BROKER"
+
+/*
+ * One call to tests/sim/sim_broker.py: POST @path with @request, HTTP/1.0 so the answer ends
+ * at EOF. Blocking on purpose: a simulator start blocks natively too (on its first line), and
+ * nothing of the test's main context may run in between.
+ */
+static json_t *
+sfl_test_broker_call(const gchar *path, json_t *request)
+{
+	g_autoptr(GSocketClient) client = g_socket_client_new();
+	g_autoptr(GSocketConnection) conn = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GByteArray) answer = g_byte_array_new();
+	g_autofree gchar *body = json_dumps(request, JSON_COMPACT);
+	g_autofree gchar *head = NULL;
+	const gchar *base = g_getenv(SFL_TEST_SIM_BROKER_ENV);
+	GOutputStream *out;
+	const gchar *split;
+	json_error_t jerr;
+	json_t *doc;
+	gchar buf[4096];
+	gssize n;
+
+	/* a wait asks for up to SFL_TEST_SIM_DEADLINE_SEC, the answer comes right after */
+	g_socket_client_set_timeout(client, 2 * SFL_TEST_SIM_DEADLINE_SEC);
+	conn = g_socket_client_connect_to_uri(client, base, 80, NULL, &error);
+	if (conn == NULL)
+		g_error("simulator broker %s: %s", base, error->message);
+	out = g_io_stream_get_output_stream(G_IO_STREAM(conn));
+	head = g_strdup_printf("POST %s HTTP/1.0\r\nContent-Type: application/json\r\n"
+			       "Content-Length: %" G_GSIZE_FORMAT "\r\n\r\n",
+			       path, strlen(body));
+	if (!g_output_stream_write_all(out, head, strlen(head), NULL, NULL, &error) ||
+	    !g_output_stream_write_all(out, body, strlen(body), NULL, NULL, &error))
+		g_error("simulator broker %s%s: %s", base, path, error->message);
+	while ((n = g_input_stream_read(g_io_stream_get_input_stream(G_IO_STREAM(conn)), buf,
+					sizeof(buf), NULL, &error)) > 0)
+		g_byte_array_append(answer, (const guint8 *)buf, (guint)n);
+	if (n < 0)
+		g_error("simulator broker %s%s: %s", base, path, error->message);
+	g_byte_array_append(answer, (const guint8 *)"", 1);
+	split = strstr((const gchar *)answer->data, "\r\n\r\n");
+	if (split == NULL)
+		g_error("simulator broker %s%s: no HTTP answer", base, path);
+	doc = json_loads(split + 4, 0, &jerr);
+	if (doc == NULL || !g_str_has_prefix((const gchar *)answer->data, "HTTP/1.0 200"))
+		g_error("simulator broker %s%s: %s", base, path, split + 4);
+	return doc;
+}
+
+/* the broker backend: the first stdout line, NULL when the simulator ended first */
 static gchar *
-sfl_test_sim_start(const gchar *script_name, const gchar *what, const gchar *needs,
-		   const gchar *const *args, GSubprocess **out_proc)
+sfl_test_sim_broker_spawn(SflTestSim *sim, const gchar *script_name, const gchar *const *args)
+{
+	g_autoptr(json_t) request = json_object();
+	g_autoptr(json_t) answer = NULL;
+	json_t *argv = json_array();
+	const gchar *prefix = g_getenv("WINEPREFIX");
+
+	json_object_set_new(request, "script", json_string(script_name));
+	for (guint i = 0; args != NULL && args[i] != NULL; i++)
+		json_array_append_new(argv, json_string(args[i]));
+	json_object_set_new(request, "args", argv);
+	/* the broker turns our paths into its own through this prefix's drive links */
+	if (prefix != NULL)
+		json_object_set_new(request, "wineprefix", json_string(prefix));
+	answer = sfl_test_broker_call("/spawn", request);
+	sim->broker_id = json_integer_value(json_object_get(answer, "id"));
+	g_assert_cmpint(sim->broker_id, >, 0);
+	return g_strdup(json_string_value(json_object_get(answer, "line")));
+}
+
+/* the native backend: /usr/bin/python3 SCRIPT ARGS as a child, its first stdout line */
+static gchar *
+sfl_test_sim_native_spawn(SflTestSim *sim, const gchar *script_name, const gchar *const *args)
 {
 	g_autofree gchar *script = g_test_build_filename(G_TEST_DIST, "sim", script_name, NULL);
+	g_autoptr(GSubprocessLauncher) launcher =
+		g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
 	g_autoptr(GPtrArray) argv = g_ptr_array_new();
 	g_autoptr(GDataInputStream) out = NULL;
 	g_autoptr(GError) error = NULL;
-	g_autofree gchar *line = NULL;
-	GSubprocess *proc;
+	gchar *line;
 
 	g_ptr_array_add(argv, (gpointer) "/usr/bin/python3");
 	g_ptr_array_add(argv, script);
 	for (guint i = 0; args != NULL && args[i] != NULL; i++)
 		g_ptr_array_add(argv, (gpointer)args[i]);
 	g_ptr_array_add(argv, NULL);
-	proc = sfl_test_sim_spawn((const gchar *const *)argv->pdata, &error);
+	sfl_test_proc_launcher_tie(launcher);
+	sim->proc =
+		g_subprocess_launcher_spawnv(launcher, (const gchar *const *)argv->pdata, &error);
 	g_assert_no_error(error);
-	*out_proc = proc;
-	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(proc));
+	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(sim->proc));
 	/* blocks until the simulator listens or exits */
 	line = g_data_input_stream_read_line(out, NULL, NULL, &error);
 	g_assert_no_error(error);
+	return line;
+}
+
+/**
+ * sfl_test_sim_signal:
+ * @sim: a simulator
+ * @sig: what to send; a simulator that ended already is left alone
+ */
+void
+sfl_test_sim_signal(SflTestSim *sim, SflTestSignal sig)
+{
+	static const gchar *const names[] = {
+		[SFL_TEST_SIGNAL_STOP] = "STOP",
+		[SFL_TEST_SIGNAL_CONT] = "CONT",
+		[SFL_TEST_SIGNAL_TERM] = "TERM",
+		[SFL_TEST_SIGNAL_KILL] = "KILL",
+	};
+
+	g_return_if_fail(SFL_TEST_IS_SIM(sim));
+	g_return_if_fail((guint)sig < G_N_ELEMENTS(names));
+	if (sim->ended)
+		return;
+	if (sim->proc != NULL) {
+		if (!sfl_test_proc_signal(sim->proc, sig))
+			g_error("no SIG%s for a child on this platform", names[sig]);
+	} else {
+		g_autoptr(json_t) request =
+			json_pack("{sIss}", "id", (json_int_t)sim->broker_id, "signal", names[sig]);
+		g_autoptr(json_t) answer = sfl_test_broker_call("/signal", request);
+	}
+}
+
+/**
+ * sfl_test_sim_wait:
+ * @sim: a simulator
+ *
+ * Returns: its exit status, or minus the signal that ended it
+ */
+gint
+sfl_test_sim_wait(SflTestSim *sim)
+{
+	g_return_val_if_fail(SFL_TEST_IS_SIM(sim), -1);
+	if (sim->ended)
+		return sim->status;
+	if (sim->proc != NULL) {
+		g_subprocess_wait(sim->proc, NULL, NULL);
+		sim->status = g_subprocess_get_if_exited(sim->proc)
+				      ? g_subprocess_get_exit_status(sim->proc)
+				      : -g_subprocess_get_term_sig(sim->proc);
+	} else {
+		g_autoptr(json_t) request = json_pack("{sIsi}", "id", (json_int_t)sim->broker_id,
+						      "timeout", SFL_TEST_SIM_DEADLINE_SEC);
+		g_autoptr(json_t) answer = sfl_test_broker_call("/wait", request);
+
+		if (!json_is_true(json_object_get(answer, "exited")))
+			g_error("simulator %" G_GINT64_FORMAT " still runs after %d s",
+				sim->broker_id, SFL_TEST_SIM_DEADLINE_SEC);
+		sim->status = (gint)json_integer_value(json_object_get(answer, "status"));
+	}
+	sim->ended = TRUE;
+	return sim->status;
+}
+
+/**
+ * sfl_test_sim_kill:
+ * @sim: a simulator, frozen or not; one that ended already is fine
+ */
+void
+sfl_test_sim_kill(SflTestSim *sim)
+{
+	g_return_if_fail(SFL_TEST_IS_SIM(sim));
+	if (sim->ended)
+		return;
+	if (sim->proc != NULL)
+		g_subprocess_force_exit(sim->proc);
+	else
+		sfl_test_sim_signal(sim, SFL_TEST_SIGNAL_KILL);
+	sfl_test_sim_wait(sim);
+}
+
+/**
+ * sfl_test_sim_stop:
+ * @sim: (inout) (nullable): a simulator, %NULL on return
+ */
+void
+sfl_test_sim_stop(SflTestSim **sim)
+{
+	if (*sim == NULL)
+		return;
+	sfl_test_sim_kill(*sim);
+	g_clear_object(sim);
+}
+
+/* starts tests/sim/@script and waits for its "PORT <n>" line; NULL after g_test_skip() */
+static gchar *
+sfl_test_sim_start(const gchar *script_name, const gchar *what, const gchar *needs,
+		   const gchar *const *args, SflTestSim **out_proc)
+{
+	SflTestSim *sim = g_object_new(SFL_TEST_TYPE_SIM, NULL);
+	g_autofree gchar *line = NULL;
+
+	*out_proc = sim;
+	if (g_getenv(SFL_TEST_SIM_BROKER_ENV) != NULL)
+		line = sfl_test_sim_broker_spawn(sim, script_name, args);
+	else
+		line = sfl_test_sim_native_spawn(sim, script_name, args);
 	if (line == NULL || !g_str_has_prefix(line, "PORT ")) {
-		g_subprocess_wait(proc, NULL, NULL);
-		if (g_subprocess_get_if_exited(proc) && g_subprocess_get_exit_status(proc) == 77) {
+		if (sfl_test_sim_wait(sim) == 77) {
 			g_autofree gchar *why =
 				g_strdup_printf("the %s simulator needs %s", what, needs);
 			g_test_skip(why);
@@ -128,7 +318,7 @@ sfl_test_sim_start(const gchar *script_name, const gchar *what, const gchar *nee
  * Returns: (transfer full) (nullable): the base URL, or %NULL after g_test_skip()
  */
 gchar *
-sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_loki_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("loki_sim.py", "Loki",
 				  "protoc, python3-snappy and python3-protobuf", args, out_proc);
@@ -143,7 +333,7 @@ sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc)
  *   instance URL, or %NULL after g_test_skip()
  */
 gchar *
-sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_sf_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("salesforce_sim.py", "Salesforce",
 				  "python3-jwt and python3-cryptography", args, out_proc);
@@ -195,16 +385,21 @@ sfl_test_bin_spawn(GSubprocessFlags flags, const gchar *const *args, const gchar
 		if (g_getenv(passed[i]) != NULL)
 			envp = g_environ_setenv(envp, passed[i], g_getenv(passed[i]), TRUE);
 	}
+	for (const gchar *const *name = sfl_test_proc_needed_env(); *name != NULL; name++) {
+		if (g_getenv(*name) != NULL)
+			envp = g_environ_setenv(envp, *name, g_getenv(*name), TRUE);
+	}
 	for (guint i = 0; env != NULL && env[i] != NULL && env[i + 1] != NULL; i += 2)
 		envp = g_environ_setenv(envp, env[i], env[i + 1], TRUE);
 	g_subprocess_launcher_set_environ(l, envp);
-	g_subprocess_launcher_set_child_setup(l, sfl_test_sim_child_setup, NULL, NULL);
+	sfl_test_proc_launcher_tie(l);
 	g_ptr_array_add(argv, (gpointer)g_getenv("SF2LOKI_BIN"));
 	for (guint i = 0; args[i] != NULL; i++)
 		g_ptr_array_add(argv, (gpointer)args[i]);
 	g_ptr_array_add(argv, NULL);
 	proc = g_subprocess_launcher_spawnv(l, (const gchar *const *)argv->pdata, &error);
 	g_assert_no_error(error);
+	sfl_test_proc_adopt(proc);
 	return proc;
 }
 
@@ -249,7 +444,7 @@ sfl_test_poll_until(SflTestCondFunc cond, gpointer data, guint deadline_sec, con
  * Returns: (transfer full) (nullable): the base URL, or %NULL after g_test_skip()
  */
 gchar *
-sfl_test_otlp_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_otlp_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("otlp_collector.py", "OTLP collector",
 				  "protoc and python3-protobuf", args, out_proc);
@@ -263,7 +458,7 @@ sfl_test_otlp_sim_start(const gchar *const *args, GSubprocess **out_proc)
  *   library, so it never skips)
  */
 gchar *
-sfl_test_proxy_sim_start(GSubprocess **out_proc)
+sfl_test_proxy_sim_start(SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("connect_proxy.py", "CONNECT proxy", "nothing", NULL, out_proc);
 }
@@ -277,7 +472,7 @@ sfl_test_proxy_sim_start(GSubprocess **out_proc)
  *   control URL, or %NULL after g_test_skip()
  */
 gchar *
-sfl_test_s3_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_s3_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("s3_sim.py", "S3", "python3-botocore", args, out_proc);
 }
@@ -291,7 +486,7 @@ sfl_test_s3_sim_start(const gchar *const *args, GSubprocess **out_proc)
  *   control), or %NULL after g_test_skip()
  */
 gchar *
-sfl_test_gcs_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_gcs_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("gcs_sim.py", "Cloud Storage", "python3-jwt", args, out_proc);
 }
@@ -305,7 +500,7 @@ sfl_test_gcs_sim_start(const gchar *const *args, GSubprocess **out_proc)
  *   g_test_skip(); the HTTPS API's CA, token and kubeconfig are in the --dir directory
  */
 gchar *
-sfl_test_k8s_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_k8s_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("k8s_sim.py", "Kubernetes API", "python3-cryptography", args,
 				  out_proc);
@@ -319,7 +514,7 @@ sfl_test_k8s_sim_start(const gchar *const *args, GSubprocess **out_proc)
  * Returns: (transfer full) (nullable): the control base URL, or %NULL after g_test_skip()
  */
 gchar *
-sfl_test_pubsub_sim_start(const gchar *const *args, GSubprocess **out_proc)
+sfl_test_pubsub_sim_start(const gchar *const *args, SflTestSim **out_proc)
 {
 	return sfl_test_sim_start("pubsub_sim.py", "Pub/Sub",
 				  "protoc, python3-grpcio, python3-protobuf and python3-avro", args,
@@ -348,6 +543,44 @@ sfl_test_write_rsa_key(const gchar *priv_path, const gchar *pub_path)
 		g_assert_cmpint(PEM_write_PUBKEY(f, key), ==, 1);
 		fclose(f);
 	}
+	EVP_PKEY_free(key);
+}
+
+/**
+ * sfl_test_write_self_signed_ca:
+ * @cert_path: where the certificate goes (PEM)
+ * @cn: its subject and issuer common name
+ *
+ * In process rather than through the openssl command, which a Windows test cannot run.
+ */
+void
+sfl_test_write_self_signed_ca(const gchar *cert_path, const gchar *cn)
+{
+	EVP_PKEY *key = EVP_RSA_gen(2048);
+	X509 *cert = X509_new();
+	X509_NAME *name = X509_get_subject_name(cert);
+	BASIC_CONSTRAINTS *bc = BASIC_CONSTRAINTS_new();
+	FILE *f = NULL;
+
+	g_assert_nonnull(key);
+	g_assert_cmpint(X509_set_version(cert, 2), ==, 1);
+	g_assert_cmpint(ASN1_INTEGER_set(X509_get_serialNumber(cert), g_random_int() >> 1), ==, 1);
+	g_assert_nonnull(X509_gmtime_adj(X509_getm_notBefore(cert), -3600));
+	g_assert_nonnull(X509_gmtime_adj(X509_getm_notAfter(cert), 2 * 24 * 3600));
+	g_assert_cmpint(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+						   (const unsigned char *)cn, -1, -1, 0),
+			==, 1);
+	g_assert_cmpint(X509_set_issuer_name(cert, name), ==, 1);
+	g_assert_cmpint(X509_set_pubkey(cert, key), ==, 1);
+	bc->ca = 1;
+	g_assert_cmpint(X509_add1_ext_i2d(cert, NID_basic_constraints, bc, 1, 0), ==, 1);
+	g_assert_cmpint(X509_sign(cert, key, EVP_sha256()), >, 0);
+	f = fopen(cert_path, "w");
+	g_assert_nonnull(f);
+	g_assert_cmpint(PEM_write_X509(f, cert), ==, 1);
+	fclose(f);
+	BASIC_CONSTRAINTS_free(bc);
+	X509_free(cert);
 	EVP_PKEY_free(key);
 }
 
@@ -560,8 +793,27 @@ sfl_test_daemon_wait_exit(SflTestDaemon *daemon, guint deadline_sec)
 gint
 sfl_test_daemon_stop(SflTestDaemon *daemon, guint deadline_sec)
 {
-	g_subprocess_send_signal(daemon->proc, SIGTERM);
+	if (!sfl_test_proc_signal(daemon->proc, SFL_TEST_SIGNAL_TERM))
+		g_error("no orderly stop of a child here: check sfl_test_skip_without_signals()");
 	return sfl_test_daemon_wait_exit(daemon, deadline_sec);
+}
+
+/**
+ * sfl_test_daemon_finish:
+ * @daemon: the daemon
+ * @deadline_sec: how long the end may take before the test fails
+ */
+void
+sfl_test_daemon_finish(SflTestDaemon *daemon, guint deadline_sec)
+{
+	if (sfl_test_proc_has_signals()) {
+		g_assert_cmpint(sfl_test_daemon_stop(daemon, deadline_sec), ==, 0);
+		return;
+	}
+	g_test_message("no orderly stop of a child on this platform: sf2loki %s is killed",
+		       daemon->pid);
+	g_subprocess_force_exit(daemon->proc);
+	sfl_test_daemon_wait_exit(daemon, deadline_sec);
 }
 
 /**
@@ -640,24 +892,67 @@ sfl_test_proc_stop(GSubprocess **proc)
 }
 
 /**
+ * sfl_test_rmtree:
+ * @dir: a directory
+ *
+ * A test may have taken the permissions off a file to make it unreadable: each directory gets
+ * its owner's rights back before it is read, and the test fails when anything stays.
+ */
+void
+sfl_test_rmtree(const gchar *dir)
+{
+	g_autoptr(GDir) d = NULL;
+	const gchar *name;
+
+	g_chmod(dir, 0700);
+	d = g_dir_open(dir, 0, NULL);
+	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+		g_autofree gchar *path = g_build_filename(dir, name, NULL);
+
+		if (g_file_test(path, G_FILE_TEST_IS_DIR) &&
+		    !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+			sfl_test_rmtree(path);
+		} else if (g_remove(path) != 0) {
+			g_chmod(path, 0600);
+			if (g_remove(path) != 0)
+				g_error("cannot remove %s: %s", path, g_strerror(errno));
+		}
+	}
+	if (g_rmdir(dir) != 0 && errno != ENOENT)
+		g_error("cannot remove %s: %s", dir, g_strerror(errno));
+}
+
+/**
+ * sfl_test_skip_without_signals:
+ *
+ * Returns: %TRUE after g_test_skip() where a child cannot be stopped in order, frozen or
+ *   thawed (Windows: GSubprocess sends no console control event and has no SIGSTOP)
+ */
+gboolean
+sfl_test_skip_without_signals(void)
+{
+	if (sfl_test_proc_has_signals())
+		return FALSE;
+	g_test_skip("needs an orderly stop (SIGTERM) or a freeze (SIGSTOP) of a child process, "
+		    "which GSubprocess cannot send on Windows");
+	return TRUE;
+}
+
+/**
  * sfl_test_sims_clear:
  * @sims: the fixture, zeroed again on return
  */
 void
 sfl_test_sims_clear(SflTestSims *sims)
 {
-	sfl_test_proc_stop(&sims->sf_proc);
-	sfl_test_proc_stop(&sims->loki_proc);
+	sfl_test_sim_stop(&sims->sf_proc);
+	sfl_test_sim_stop(&sims->loki_proc);
 	g_clear_object(&sims->loop);
 	/* the loop's last callbacks run before the directory they may name goes */
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	if (sims->dir != NULL) {
-		/* a test may have taken the permissions off a file to make it unreadable */
-		g_autofree gchar *cmd =
-			g_strdup_printf("chmod -R u+rwx '%s'; rm -rf '%s'", sims->dir, sims->dir);
-		g_assert_cmpint(system(cmd), ==, 0);
-	}
+	if (sims->dir != NULL)
+		sfl_test_rmtree(sims->dir);
 	g_free(sims->dir);
 	g_free(sims->key_path);
 	g_free(sims->pub_path);
@@ -838,7 +1133,7 @@ void
 sfl_test_replica_kill(SflTestReplica *r)
 {
 	if (r->proc != NULL && g_subprocess_get_identifier(r->proc) != NULL) {
-		g_subprocess_send_signal(r->proc, SIGCONT);
+		sfl_test_proc_signal(r->proc, SFL_TEST_SIGNAL_CONT);
 		g_subprocess_force_exit(r->proc);
 		g_subprocess_wait(r->proc, NULL, NULL);
 	}
@@ -1074,11 +1369,7 @@ sfl_test_loop_dir_clear(SflCurlLoop **loop, gchar **dir)
 	/* the loop's last callbacks run before the directory they may name goes */
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	if (*dir != NULL) {
-		g_autofree gchar *cmd =
-			g_strdup_printf("chmod -R u+rwx '%s'; rm -rf '%s'", *dir, *dir);
-
-		g_assert_cmpint(system(cmd), ==, 0);
-	}
+	if (*dir != NULL)
+		sfl_test_rmtree(*dir);
 	g_clear_pointer(dir, g_free);
 }

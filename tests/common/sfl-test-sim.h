@@ -10,22 +10,53 @@
 #include "sfl-curl-loop.h"
 #include "sfl-pipeline.h"
 #include "sfl-sink.h"
+#include "sfl-test-proc.h"
 
 G_BEGIN_DECLS
+
+/*
+ * A running simulator (a script of tests/sim/). Two backends, chosen at run time: natively a child
+ * process of the test; when SFL_TEST_SIM_BROKER is set (the Windows build under wine, whose
+ * processes cannot start or signal Linux ones) a process of tests/sim/sim_broker.py, the test
+ * wrapper that serves that URL. Paths the test hands a simulator are its own (Windows paths
+ * under wine); the broker turns them into Linux paths.
+ */
+#define SFL_TEST_TYPE_SIM (sfl_test_sim_get_type())
+G_DECLARE_FINAL_TYPE(SflTestSim, sfl_test_sim, SFL_TEST, SIM, GObject)
+
+/* sends @sig to the simulator (STOP, CONT, TERM or KILL; a simulator that ended is fine) */
+void sfl_test_sim_signal(SflTestSim *sim, SflTestSignal sig);
+
+/* waits for the end of the simulator: its exit status, or minus the signal that ended it;
+ * fails the test after 30 s */
+gint sfl_test_sim_wait(SflTestSim *sim);
+
+/* kills the simulator (frozen or not) and waits for its end */
+void sfl_test_sim_kill(SflTestSim *sim);
+
+/* sfl_test_sim_kill() and clears *@sim; NULL is fine */
+void sfl_test_sim_stop(SflTestSim **sim);
+
+/* removes @dir and everything under it, whatever the modes a test left on them */
+void sfl_test_rmtree(const gchar *dir);
+
+/* FALSE; or, where the platform cannot stop, freeze or thaw a child (Windows), marks the test
+ * skipped naming the reason and returns TRUE */
+gboolean sfl_test_skip_without_signals(void);
 
 /*
  * Starts `/usr/bin/python3 tests/sim/loki_sim.py ARGS...` and returns its base URL
  * ("http://127.0.0.1:PORT") once it listens. NULL when the simulator reported its
  * dependencies missing (exit 77): the test has been marked skipped.
  */
-gchar *sfl_test_loki_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_loki_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
  * Starts `/usr/bin/python3 tests/sim/salesforce_sim.py ARGS...` and returns its base URL, both
  * login URL and instance URL. NULL when the simulator reported its dependencies missing
  * (exit 77): the test has been marked skipped.
  */
-gchar *sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_sf_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
  * For daemons that only need a source to exist (with none, `run` exits 0 at once, original
@@ -46,13 +77,13 @@ gchar *sfl_test_sf_sim_start(const gchar *const *args, GSubprocess **out_proc);
  * stand-in; exports go to BASE/v1/metrics) and returns its base URL. NULL when it reported its
  * dependencies missing (exit 77): the test has been marked skipped.
  */
-gchar *sfl_test_otlp_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_otlp_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
  * Starts `/usr/bin/python3 tests/sim/connect_proxy.py` (an HTTP CONNECT proxy that counts its
  * tunnels, GET /control/stats) and returns its URL ("http://127.0.0.1:PORT").
  */
-gchar *sfl_test_proxy_sim_start(GSubprocess **out_proc);
+gchar *sfl_test_proxy_sim_start(SflTestSim **out_proc);
 
 /* `$SF2LOKI_BIN run --config @config`, stderr piped, an ephemeral health port, sanitizer
  * options passed on, @env (NAME, VALUE, ..., NULL) on top; dies with the test */
@@ -69,32 +100,36 @@ sfl_test_poll_until(SflTestCondFunc cond, gpointer data, guint deadline_sec, con
  * returns its plain-HTTP control URL. NULL when it reported its dependencies missing (exit 77):
  * the test has been marked skipped.
  */
-gchar *sfl_test_k8s_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_k8s_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
  * Starts `/usr/bin/python3 tests/sim/pubsub_sim.py ARGS...` (a gRPC Pub/Sub API server) and
  * returns its plain-HTTP control URL; GET /control/info names the gRPC port. NULL when it
  * reported its dependencies missing (exit 77): the test has been marked skipped.
  */
-gchar *sfl_test_pubsub_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_pubsub_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
  * Starts `/usr/bin/python3 tests/sim/s3_sim.py ARGS...` (path-style S3 with SigV4 checked by
  * python3-botocore) and returns its base URL, the endpoint_url and the control URL at once.
  * NULL when it reported its dependencies missing (exit 77): the test has been marked skipped.
  */
-gchar *sfl_test_s3_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_s3_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
  * Starts `/usr/bin/python3 tests/sim/gcs_sim.py ARGS...` (the JSON API with generations, its
  * token endpoint at BASE/token checked by python3-jwt, and a metadata server) and returns its
  * base URL. NULL when it reported its dependencies missing (exit 77): the test was skipped.
  */
-gchar *sfl_test_gcs_sim_start(const gchar *const *args, GSubprocess **out_proc);
+gchar *sfl_test_gcs_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /* a fresh 2048-bit RSA key: the private PEM at @priv_path, the public PEM at @pub_path
  * (optional), for the JWT flow against the Salesforce simulator */
 void sfl_test_write_rsa_key(const gchar *priv_path, const gchar *pub_path);
+
+/* a self-signed CA certificate (PEM) for subject CN=@cn at @cert_path, valid for two days;
+ * its key is thrown away (a CA nothing chains to) */
+void sfl_test_write_self_signed_ca(const gchar *cert_path, const gchar *cn);
 
 /* iterates the thread-default context until *@flag is set; fails the test after @deadline_sec */
 void sfl_test_wait_for(const gboolean *flag, guint deadline_sec);
@@ -149,8 +184,13 @@ guint sfl_test_daemon_health_port(const SflTestDaemon *daemon);
  * signal ended it); fails the test after @deadline_sec */
 gint sfl_test_daemon_wait_exit(SflTestDaemon *daemon, guint deadline_sec);
 
-/* SIGTERM, then sfl_test_daemon_wait_exit() */
+/* SIGTERM, then sfl_test_daemon_wait_exit(); only where sfl_test_skip_without_signals() is
+ * FALSE */
 gint sfl_test_daemon_stop(SflTestDaemon *daemon, guint deadline_sec);
+
+/* for cases whose point is not the stop: sfl_test_daemon_stop() expecting exit 0 where the
+ * platform can stop a child in order, else (Windows) a kill and the wait for its end */
+void sfl_test_daemon_finish(SflTestDaemon *daemon, guint deadline_sec);
 
 /* kills the process if it still runs, reads stderr to its end, frees */
 void sfl_test_daemon_free(SflTestDaemon *daemon);
@@ -168,8 +208,8 @@ typedef struct {
 	gchar *wrong_key_path; /* private key the simulator does not know */
 	gchar *sf_base;	       /* login and instance URL */
 	gchar *loki_base;
-	GSubprocess *sf_proc;
-	GSubprocess *loki_proc;
+	SflTestSim *sf_proc;
+	SflTestSim *loki_proc;
 	SflCurlLoop *loop; /* for control calls */
 } SflTestSims;
 
@@ -188,7 +228,8 @@ void sfl_test_sims_clear(SflTestSims *sims);
  * (NULL: the simulator); more `sink.loki` keys (four spaces) or sections may follow */
 gchar *sfl_test_sims_config(const SflTestSims *sims, const gchar *key_path, const gchar *loki_base);
 
-/* force-exits and reaps *@proc (when not NULL) and clears it */
+/* force-exits and reaps the child *@proc (when not NULL) and clears it; for simulators see
+ * sfl_test_sim_stop() */
 void sfl_test_proc_stop(GSubprocess **proc);
 
 /* clears *@loop, runs what its last callbacks left, then removes *@dir (whatever its modes)

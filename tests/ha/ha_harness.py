@@ -6,7 +6,9 @@ store, real faults, invariant checkers over the recorded history (see tests/ha/R
 
 usage: ha_harness.py --bin PATH [--coordinator file_lease|k8s_lease|s3_lease|gcs_lease]
                      [--seed N] [--duration SECONDS] [--report FILE]
-                     [--command TEXT] [--workdir DIR] [--keep]
+                     [--command TEXT] [--workdir DIR] [--keep] [--wine]
+
+--wine (implied by a --bin ending in .exe) runs sf2loki.exe under wine, file_lease only.
 
 Exit 0 when every invariant holds, 1 when one is violated (or nothing was injected), 77 when a
 simulator cannot start for a missing Debian module.
@@ -56,6 +58,21 @@ FAULTS = ["kill_leader", "stop_leader", "term_restart", "lease_delete", "lease_g
 # faults that may move leadership; the others must not
 LEADER_FAULTS = {"kill_leader", "stop_leader", "term_restart", "lease_delete",
                  "lease_garbage", "lease_unreadable"}
+
+
+# the cells of the EventLogFile rows the harness writes itself, which the CSV parser must carry
+# into the line unchanged: quotes and commas, CRLF and LF inside a quoted field, multi-byte and
+# astral UTF-8, a cell of nothing but quotes, separators only, blanks and tabs
+HOSTILE_CELLS = ['SELECT Id FROM Account WHERE Name = \'Acme, "Inc"\' LIMIT 5',
+                 'first line\r\nsecond, "quoted" line\r\n',
+                 'LF\ninside, twice\n',
+                 'Z\u00fcrich \u2013 \u6771\u4eac \u2013 \U0001F680 \u201ccurly\u201d',
+                 '""',
+                 ',,,',
+                 '',
+                 '  spaced\tand tabbed  ']
+HOSTILE_COLUMNS = ["EVENT_TYPE", "TIMESTAMP", "REQUEST_ID", "USER_ID", "RUN_TIME", "CLIENT_NAME",
+                   "QUERY", "TIMESTAMP_DERIVED"]
 
 
 class Skip(Exception):
@@ -163,7 +180,13 @@ class Replica:
         for k in ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"):
             if k in os.environ:
                 env[k] = os.environ[k]
-        self.proc = subprocess.Popen([harness.bin, "run", "--config", harness.config],
+        argv = [harness.bin, "run", "--config", harness.config]
+        self.win_pid = None
+        if harness.wine is not None:
+            env.update(harness.wine.env)
+            argv = harness.wine.argv(harness.bin, ["run", "--config",
+                                                   harness.wine.path(harness.config)])
+        self.proc = subprocess.Popen(argv,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, env=env, start_new_session=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -198,8 +221,113 @@ class Replica:
             hist.cond.notify_all()
 
     def signal(self, sig):
-        if self.proc.poll() is None:
+        if self.proc.poll() is not None:
+            return
+        wine = self.h.wine
+        if wine is not None and sig == signal.SIGKILL and self.win_pid is not None:
+            # a real TerminateProcess, as an operator's `taskkill /F` or a crashing host does
+            self.h.terminated.add(self.holder)
+            wine.terminate(self.win_pid)
+        elif wine is not None and sig == signal.SIGTERM:
+            # wine turns SIGINT into CTRL_C_EVENT, the console stop sf2loki.exe handles; its
+            # SIGTERM ends the process without running any handler
+            self.proc.send_signal(signal.SIGINT)
+        else:
+            # SIGSTOP/SIGCONT freeze the wine process as a whole: the nearest thing to a
+            # suspended VM; Windows itself has no signal for it
             self.proc.send_signal(sig)
+
+
+class Wine:
+    """Runs sf2loki.exe under wine (--wine, or a --bin ending in .exe) in a prefix of its own:
+    a clone of $SF2LOKI_WIN_DEPS/wine whose binaries are hard links and whose registry and
+    other writable files are copies, so ending this run's wineserver touches no other wine
+    user of the machine, and nothing this run writes reaches the shared prefix."""
+
+    # what wine never rewrites once the prefix is up to date: hard links are safe for these
+    LINKED = (".dll", ".exe", ".sys", ".drv", ".nls", ".ocx", ".cpl", ".acm", ".tlb", ".ttf",
+              ".fon", ".mui")
+
+    def __init__(self, exe, workdir):
+        deps = os.environ.get("SF2LOKI_WIN_DEPS", "/var/cache/sf2loki-win")
+        self.wine_run = os.path.join(deps, "wine-run")
+        self.image = os.path.basename(exe).lower()
+        self.prefix = os.path.join(workdir, "wineprefix")
+        self.log_path = os.path.join(workdir, "wine.log")
+        self.env = {"WINEPREFIX": self.prefix, "WINEDEBUG": "-all",
+                    "HOME": os.environ.get("HOME", "/root")}
+        source = os.path.join(deps, "wine")
+        if not os.path.isfile(self.wine_run) or not os.path.isdir(source):
+            raise Skip(f"no wine set-up under {deps} (make win-deps writes it)")
+        self._clone(source, self.prefix)
+        # Z: is the Unix root in every prefix wine creates; a path is handed over as Z:\...
+        if os.readlink(os.path.join(self.prefix, "dosdevices", "z:")) != "/":
+            raise RuntimeError(f"{source}: drive Z: is not the Unix root")
+
+    @classmethod
+    def _clone(cls, source, dest):
+        for top, dirs, files in os.walk(source):
+            rel = os.path.relpath(top, source)
+            out = os.path.normpath(os.path.join(dest, rel))
+            os.makedirs(out, exist_ok=True)
+            for name in dirs + files:
+                src = os.path.join(top, name)
+                dst = os.path.join(out, name)
+                if os.path.islink(src):
+                    os.symlink(os.readlink(src), dst)
+                elif name in files:
+                    if name.lower().endswith(cls.LINKED):
+                        os.link(src, dst)
+                    else:
+                        shutil.copy2(src, dst)
+
+    def _run(self, argv, timeout=60):
+        # output into a file, never a pipe: a wine process may hand the pipe on to the
+        # prefix's own processes (services.exe), which outlive it
+        with open(self.log_path, "ab") as log:
+            return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                  env=dict(os.environ, **self.env), timeout=timeout).returncode
+
+    def start(self):
+        """A persistent wineserver and the prefix's services start here, before any replica:
+        started by a replica's process they would hold its stderr pipe open after it died."""
+        self._run(["wineserver", "-p"])
+        if self._run([self.wine_run, "cmd", "/c", "exit"], timeout=120) != 0:
+            raise RuntimeError(f"wine does not start in {self.prefix}; see {self.log_path}")
+
+    def argv(self, exe, args):
+        return [self.wine_run, exe] + args
+
+    @staticmethod
+    def path(unix_path):
+        return "Z:" + os.path.abspath(unix_path).replace("/", "\\")
+
+    def pids(self):
+        """The Windows process ids of every running copy of the image (wmic: wine 8.0's
+        tasklist prints nothing)."""
+        out = os.path.join(self.prefix, "wmic.out")
+        with open(out, "wb") as fh:
+            subprocess.run([self.wine_run, "wmic", "process", "get", "Name,ProcessId"],
+                           stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.DEVNULL,
+                           env=dict(os.environ, **self.env), timeout=60)
+        with open(out, "rb") as fh:
+            text = fh.read().decode("utf-16", errors="replace")
+        pids = set()
+        for line in text.splitlines():
+            cells = line.split()
+            if len(cells) == 2 and cells[0].lower() == self.image and cells[1].isdigit():
+                pids.add(int(cells[1]))
+        return pids
+
+    def terminate(self, win_pid):
+        rc = self._run([self.wine_run, "taskkill", "/F", "/PID", str(win_pid)])
+        if rc != 0:
+            raise RuntimeError(f"taskkill /F /PID {win_pid} failed (exit {rc}); see "
+                               f"{self.log_path}")
+
+    def stop(self):
+        self._run(["wineserver", "-k"])
+        shutil.rmtree(self.prefix, ignore_errors=True)
 
 
 class Inotify:
@@ -269,10 +397,10 @@ class FileBackend:
     def start(self):
         d = self.h.dir
         return f"""state:
-  file: {{path: {os.path.join(d, STATE)}}}
+  file: {{path: {self.h.path(os.path.join(d, STATE))}}}
 coordinate:
   type: file_lease
-  file_lease: {{path: {os.path.join(d, LEASE)}, ttl: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms}}
+  file_lease: {{path: {self.h.path(os.path.join(d, LEASE))}, ttl: {int(TTL * 1000)}ms, renew_interval: {int(RENEW * 1000)}ms}}
 """
 
     def env(self):
@@ -564,12 +692,26 @@ class Harness:
         self.loki_lock = threading.Lock()
         self.journal_pos = 0
         self.copies = {}  # event id -> [arrival times]
+        self.hostile = {}  # REQUEST_ID of a hostile-quoting row -> the row as written
+        self.hostile_bad = []  # copies whose line is not that row
+        self.hostile_seen = 0
         self.remaining = None  # expected ids not seen yet, once the set is final
         self.backend = make_backend(self, opts.coordinator)
+        self.wine = None
+        self.terminated = set()  # holders ended by TerminateProcess: their exit code is taskkill's
+
+    def path(self, unix_path):
+        """A path as the configuration hands it to the binary: as it is natively; under wine a
+        single-quoted Z:\\... (libyaml would read a bare ':' inside a flow mapping)."""
+        if self.wine is None:
+            return unix_path
+        return "'" + self.wine.path(unix_path) + "'"
 
     # --- set-up ---------------------------------------------------------------------------
 
     def start(self):
+        if self.opts.wine:
+            self.wine = Wine(self.bin, self.dir)
         key = os.path.join(self.dir, "key.pem")
         pub = os.path.join(self.dir, "pub.pem")
         subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
@@ -596,7 +738,7 @@ salesforce:
   login_url: {self.sf.base}
   client_id: sim-client-id
   username: sim@example.com
-  private_key_file: {key}
+  private_key_file: {self.path(key)}
 sources:
   eventlogfile:
     enabled: true
@@ -631,6 +773,8 @@ sink:
         self.inotify = Inotify(self)
         self.recorder = threading.Thread(target=self.record_loop, daemon=True)
         self.recorder.start()
+        if self.wine is not None:
+            self.wine.start()
         for slot in range(REPLICAS):
             self.spawn(slot)
         self.hist.wait_for(self.current_leader, 60, "a first leader")
@@ -649,6 +793,35 @@ sink:
         return {"Id": fid, "EventType": kind, "Interval": "Hourly", "LogDate": iso_z(hour),
                 "CreatedDate": iso_z(t), "Sequence": self.elf_seq,
                 "generate": {"rows": rows, "kind": kind, "seed": self.elf_seq}}
+
+    def hostile_file(self, t, rows, crlf):
+        """An EventLogFile CSV written here rather than generated by the simulator, each row
+        carrying HOSTILE_CELLS; every row is remembered, so each copy Loki receives can be
+        compared with it field by field. Every cell is quoted, as Salesforce writes them,
+        except RUN_TIME: a bare cell must parse too."""
+        self.elf_seq += 1
+        fid = "0ATHA%011d" % self.elf_seq
+        hour = int(t // 3600) * 3600 - 2 * 3600
+        nl = "\r\n" if crlf else "\n"
+        lines = [",".join('"%s"' % c for c in HOSTILE_COLUMNS)]
+        n = len(HOSTILE_CELLS)
+        for i in range(rows):
+            at = dt.datetime.fromtimestamp(hour + (i * 3600.0) / rows, dt.timezone.utc)
+            ms = at.microsecond // 1000
+            row = {"EVENT_TYPE": "API",
+                   "TIMESTAMP": at.strftime("%Y%m%d%H%M%S.") + "%03d" % ms,
+                   "REQUEST_ID": f"{fid}-{i}", "USER_ID": "005HA%010d" % (i % 7),
+                   "RUN_TIME": str(i % 997), "CLIENT_NAME": HOSTILE_CELLS[(i + 3) % n],
+                   "QUERY": HOSTILE_CELLS[i % n],
+                   "TIMESTAMP_DERIVED": at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % ms}
+            self.expected.add(row["REQUEST_ID"])
+            self.hostile[row["REQUEST_ID"]] = row
+            lines.append(",".join(row[c] if c == "RUN_TIME" else
+                                  '"' + row[c].replace('"', '""') + '"'
+                                  for c in HOSTILE_COLUMNS))
+        return {"Id": fid, "EventType": "API", "Interval": "Hourly", "LogDate": iso_z(hour),
+                "CreatedDate": iso_z(t), "Sequence": self.elf_seq,
+                "csv": nl.join(lines) + nl}
 
     def login_event(self, t):
         self.obj_seq += 1
@@ -671,6 +844,7 @@ sink:
         t = now()
         files = [self.elf_file(t - 3600 + 300 * k, 1500 + 500 * k, "API" if k % 2 else "URI")
                  for k in range(6)]
+        files.append(self.hostile_file(t - 1500, 800, crlf=True))
         logins = [self.login_event(t - 3000 + 10 * i) for i in range(300)]
         anomalies = []
         for i in range(100):
@@ -690,11 +864,29 @@ sink:
 
     def spawn(self, slot):
         self.generation += 1
+        before = self.wine.pids() if self.wine is not None else None
         r = Replica(self, slot, self.generation)
         with self.hist.cond:
             self.replicas[slot] = r
             self.all_replicas.append(r)
+        if self.wine is not None:
+            self.resolve_win_pid(r, before)
         return r
+
+    def resolve_win_pid(self, r, before):
+        """The Windows process id of a replica just started: the one copy of the image that
+        is new since @before and is no other replica's. Spawns are serial, and a replica that
+        logged its health port is running, so exactly one such pid exists then."""
+        self.hist.wait_for(lambda: r.health_port or r.exited, 60,
+                           f"{r.holder} to start under wine")
+        if r.exited:
+            return
+        known = {x.win_pid for x in self.all_replicas if x is not r and not x.exited}
+        fresh = self.wine.pids() - before - known
+        if len(fresh) != 1:
+            raise RuntimeError(f"{r.holder}: cannot tell its Windows pid from {sorted(fresh)}")
+        r.win_pid = fresh.pop()
+        print(f"ha: {r.holder} is Windows pid {r.win_pid}", flush=True)
 
     def current_leader(self):
         leaders = [r for r in self.replicas.values()
@@ -753,8 +945,12 @@ sink:
             doc = {"objects": {"LoginEvent": {"records": [self.login_event(t)
                                                           for _ in range(1 + n % 3)]}}}
             if n % self.opts.file_every == 0:
-                doc["eventlogfiles"] = [self.elf_file(t, 1000 + self.rng.randrange(2000),
-                                                      "API" if n % 2 else "URI")]
+                rows = 1000 + self.rng.randrange(2000)
+                # every other new file is a hostile one, its line ends alternating
+                k = n // self.opts.file_every
+                doc["eventlogfiles"] = [
+                    self.hostile_file(t, rows // 2, crlf=k % 4 == 1) if k % 2 else
+                    self.elf_file(t, rows, "API" if n % 2 else "URI")]
             try:
                 http("POST", self.sf.base + "/control/add", doc, timeout=10)
             except OSError as exc:
@@ -901,6 +1097,15 @@ sink:
                            or line.get("EventIdentifier"))
                     if eid is not None:
                         self.copies.setdefault(eid, []).append(t)
+                        want = self.hostile.get(eid)
+                        if want is not None:
+                            self.hostile_seen += 1
+                            if line != want:
+                                self.hostile_bad.append(
+                                    f"{eid}: " + ", ".join(
+                                        f"{c} {want.get(c)!r} arrived as {line.get(c)!r}"
+                                        for c in sorted(set(want) | set(line))
+                                        if want.get(c) != line.get(c)))
                         if self.remaining is not None:
                             self.remaining.discard(eid)
 
@@ -924,12 +1129,17 @@ sink:
                 r.signal(signal.SIGKILL)
                 r.proc.wait(10)
             r.reader.join(10)
-        self.recorder.join(10)
-        self.inotify.close()
+        # a start that failed early (a skip) has no recorder or watch yet
+        if getattr(self, "recorder", None) is not None:
+            self.recorder.join(10)
+        if getattr(self, "inotify", None) is not None:
+            self.inotify.close()
         for s in (self.sf, self.loki, self.pubsub):
             if s is not None:
                 s.stop()
         self.backend.stop()
+        if self.wine is not None:
+            self.wine.stop()
 
 
 # --- checkers ------------------------------------------------------------------------------
@@ -1031,6 +1241,12 @@ def check(h, t_end, liveness):
     result("no loss", not missing,
            f"{len(h.expected)} events expected, {len(h.expected) - len(missing)} in Loki",
            sorted(missing)[:20])
+
+    # the hostile-quoting rows arrive as written
+    result("hostile CSV intact", not h.hostile_bad and h.hostile_seen > 0,
+           f"{h.hostile_seen} copies of {len(h.hostile)} hostile-quoting rows (quotes, commas, "
+           "CR/LF in quoted fields, UTF-8) equal to the row written, field by field",
+           h.hostile_bad[:20])
 
     # no regression, sampled and from the history of writes
     last = {}
@@ -1175,7 +1391,7 @@ def check(h, t_end, liveness):
     for t, holder, rc, expected in hist.exits:
         if not expected:
             live_bad.append(f"{holder} exited with {rc} at {iso_z(t)} without being stopped")
-        elif rc not in (0, -signal.SIGKILL):
+        elif rc not in (0, -signal.SIGKILL) and holder not in h.terminated:
             live_bad.append(f"{holder} exited with {rc} at {iso_z(t)} after a stop request")
     result("liveness", not live_bad,
            f"leader within {bound:.1f} s of each SIGKILL/SIGSTOP and after the last fault; "
@@ -1196,7 +1412,8 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
         "",
         f"Produced by `{opts.command}` (tests/ha/ha_harness.py, seed {opts.seed}), "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"run length {elapsed / 60:.1f} min, binary `{opts.bin}`.",
+        f"run length {elapsed / 60:.1f} min, binary `{opts.bin}`"
+        f"{' under wine (forced kills: TerminateProcess through `taskkill /F`)' if opts.wine else ''}.",
         "",
         f"Setup: {REPLICAS} `sf2loki run` replicas, {h.backend.describe()}; the Salesforce "
         "simulator (EventLogFile API/URI files and polled LoginEvent/ApiAnomalyEventStore "
@@ -1266,11 +1483,18 @@ def main():
     ap.add_argument("--command", default="tests/ha/ha_harness.py")
     ap.add_argument("--workdir")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--wine", action="store_true",
+                    help="run --bin (sf2loki.exe) under wine; implied by a name ending in .exe")
     opts = ap.parse_args()
+    opts.wine = opts.wine or opts.bin.lower().endswith(".exe")
+    if opts.wine and opts.coordinator != "file_lease":
+        # the other topologies hand the binary CA and key files of the simulators by Unix
+        # path; file_lease is what the Windows port's HA story rests on (LockFileEx)
+        ap.error("--wine runs the file_lease topology only")
 
     h = Harness(opts)
-    print(f"ha: {opts.coordinator}, seed {opts.seed}, {opts.duration:.0f} s of faults, "
-          f"work dir {h.dir}", flush=True)
+    print(f"ha: {opts.coordinator}{' under wine' if opts.wine else ''}, seed {opts.seed}, "
+          f"{opts.duration:.0f} s of faults, work dir {h.dir}", flush=True)
     started = time.monotonic()
     liveness = []
     workload = None

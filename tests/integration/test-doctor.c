@@ -7,10 +7,9 @@
 #include "config.h"
 
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <jansson.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "sfl-autocleanups.h"
 #include "sfl-curl-loop.h"
@@ -371,7 +370,7 @@ daemon_start(Fx *fx, const gchar *holder, const gchar *wanted)
 static void
 daemon_stop(SflTestDaemon *d)
 {
-	g_assert_cmpint(sfl_test_daemon_stop(d, DAEMON_DEADLINE_SEC), ==, 0);
+	sfl_test_daemon_finish(d, DAEMON_DEADLINE_SEC);
 	sfl_test_daemon_free(d);
 }
 
@@ -489,7 +488,7 @@ static void
 test_loki_unauthorized(Fx *fx)
 {
 	Cfg cfg = { 0 };
-	g_autoptr(GSubprocess) guarded = NULL;
+	g_autoptr(SflTestSim) guarded = NULL;
 	g_autofree gchar *guarded_base = NULL;
 	const gchar *args[] = { "--token", "doctor-loki-token", NULL };
 	const Expect want = {
@@ -508,7 +507,7 @@ test_loki_unauthorized(Fx *fx)
 	cfg.loki_base = guarded_base;
 	fx_write_config(fx, &cfg);
 	expect_doctor(fx, &want);
-	sfl_test_proc_stop(&guarded);
+	sfl_test_sim_stop(&guarded);
 }
 
 /* a type without files, no TraceFlag table, and a nearly spent API allowance: warnings; then
@@ -589,12 +588,13 @@ test_state_unreadable(Fx *fx)
 
 	fx_write_config(fx, &cfg);
 	fx_write_state(fx, NULL);
-	if (geteuid() == 0) {
-		/* root reads any mode: a directory where the file should be is unreadable too */
+	if (!sfl_test_proc_modes_enforced()) {
+		/* root reads any mode (and wine has none): a directory where the file should be is
+		 * unreadable too */
 		g_assert_cmpint(g_mkdir_with_parents(fx->state, 0700), ==, 0);
 	} else {
 		g_assert_true(g_file_set_contents(fx->state, "{}", -1, &error));
-		g_assert_cmpint(chmod(fx->state, 0), ==, 0);
+		g_assert_cmpint(g_chmod(fx->state, 0), ==, 0);
 	}
 	expect_doctor(fx, &want);
 }
@@ -672,7 +672,7 @@ test_k8s_lease(Fx *fx)
 	g_autofree gchar *kubeconfig = NULL;
 	g_autofree gchar *k8s_base = NULL;
 	g_autofree gchar *extra = NULL;
-	g_autoptr(GSubprocess) k8s = NULL;
+	g_autoptr(SflTestSim) k8s = NULL;
 	g_autoptr(json_t) fault = NULL;
 	g_autoptr(json_t) state = NULL;
 	json_t *writes;
@@ -724,7 +724,7 @@ test_k8s_lease(Fx *fx)
 				     "{\"status\": 403, \"count\": 1, \"methods\": [\"GET\"]}");
 	expect_doctor(fx, &refused);
 
-	sfl_test_proc_stop(&k8s);
+	sfl_test_sim_stop(&k8s);
 }
 
 static const Scenario bad_config = {
@@ -815,7 +815,7 @@ test_telemetry(Fx *fx)
 	Cfg cfg = { .sources = NO_SOURCES };
 	g_autofree gchar *service = NULL;
 	g_autofree gchar *otlp_base = NULL;
-	g_autoptr(GSubprocess) otlp = NULL;
+	g_autoptr(SflTestSim) otlp = NULL;
 	g_autoptr(json_t) received = NULL;
 	g_autoptr(json_t) fault = NULL;
 	g_autofree gchar *want_auth = NULL;
@@ -872,7 +872,7 @@ test_telemetry(Fx *fx)
 	fx_write_config(fx, &cfg);
 	expect_doctor(fx, &no_endpoint);
 
-	sfl_test_proc_stop(&otlp);
+	sfl_test_sim_stop(&otlp);
 }
 
 /* --- Pub/Sub: GetTopic per explicit topic, against the Pub/Sub simulator -----------------------
@@ -1012,7 +1012,7 @@ pubsub_get_topic_calls(Fx *fx, const gchar *ctl)
 static void
 test_pubsub(Fx *fx)
 {
-	g_autoptr(GSubprocess) proc = NULL;
+	g_autoptr(SflTestSim) proc = NULL;
 	g_autofree gchar *ctl = NULL;
 	g_autofree gchar *endpoint = NULL;
 	g_autoptr(json_t) info = NULL;
@@ -1038,8 +1038,8 @@ test_pubsub(Fx *fx)
 		g_strdup_printf("http://127.0.0.1:%u",
 				g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound)));
 	info = sfl_test_sim_control(fx->sims.loop, ctl, "GET", "/control/info", NULL);
-	endpoint = g_strdup_printf("http://127.0.0.1:%" JSON_INTEGER_FORMAT,
-				   json_integer_value(json_object_get(info, "grpc_port")));
+	endpoint = g_strdup_printf("http://127.0.0.1:%" G_GINT64_FORMAT,
+				   (gint64)json_integer_value(json_object_get(info, "grpc_port")));
 	/* the simulator knows a topic once it is created */
 	for (guint i = 0; i < 2; i++) {
 		g_autofree gchar *body =
@@ -1070,7 +1070,7 @@ test_pubsub(Fx *fx)
 			g_assert_cmpint(pubsub_get_topic_calls(fx, ctl) - before, >=,
 					step->get_topic_calls);
 	}
-	sfl_test_proc_stop(&proc);
+	sfl_test_sim_stop(&proc);
 }
 
 /* --- registration ------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ typedef struct {
 	gchar *lease;
 	GPtrArray *replicas;
 	gchar *sf_base; /* NULL: the Salesforce simulator could not start, the test was skipped */
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 } Fixture;
 
 static Replica *
@@ -143,7 +143,7 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	g_ptr_array_unref(fx->replicas);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	sfl_test_proc_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
 	g_free(fx->sf_base);
 	dir = g_dir_open(fx->dir, 0, NULL);
 	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {

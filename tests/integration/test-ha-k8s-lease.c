@@ -39,11 +39,11 @@ typedef struct {
 	gchar *simdir;
 	gchar *state;
 	gchar *k8s_base; /* the simulator's control URL */
-	GSubprocess *k8s_proc;
+	SflTestSim *k8s_proc;
 	gchar *sf_base;
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 	gchar *loki_base;
-	GSubprocess *loki_proc;
+	SflTestSim *loki_proc;
 	gchar *key_path;
 	SflCurlLoop *loop;
 	GPtrArray *replicas;
@@ -193,9 +193,9 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 {
 	/* each replica is killed and read to its EOF: the pending line reads point at it */
 	g_ptr_array_unref(fx->replicas);
-	sfl_test_proc_stop(&fx->k8s_proc);
-	sfl_test_proc_stop(&fx->sf_proc);
-	sfl_test_proc_stop(&fx->loki_proc);
+	sfl_test_sim_stop(&fx->k8s_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->loki_proc);
 	sfl_test_loop_dir_clear(&fx->loop, &fx->dir);
 	g_free(fx->simdir);
 	g_free(fx->state);

@@ -42,11 +42,11 @@ typedef struct {
 	gchar *dir;
 	gchar *sa_path; /* the service-account key for gcs */
 	gchar *s3_base;
-	GSubprocess *s3_proc;
+	SflTestSim *s3_proc;
 	gchar *sf_base;
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 	gchar *loki_base;
-	GSubprocess *loki_proc;
+	SflTestSim *loki_proc;
 	gchar *key_path;
 	SflCurlLoop *loop;
 	GPtrArray *replicas;
@@ -288,9 +288,9 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 {
 	/* each replica is killed and read to its EOF: the pending line reads point at it */
 	g_ptr_array_unref(fx->replicas);
-	sfl_test_proc_stop(&fx->s3_proc);
-	sfl_test_proc_stop(&fx->sf_proc);
-	sfl_test_proc_stop(&fx->loki_proc);
+	sfl_test_sim_stop(&fx->s3_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->loki_proc);
 	sfl_test_loop_dir_clear(&fx->loop, &fx->dir);
 	g_free(fx->s3_base);
 	g_free(fx->sf_base);

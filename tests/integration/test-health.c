@@ -26,7 +26,7 @@ typedef struct {
 	gchar *config;
 	SflCurlLoop *loop;
 	gchar *sf_base; /* NULL: the Salesforce simulator could not start, the test was skipped */
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 } Fx;
 
 /* a replica under the fixture's lease, as @holder; @health_addr overrides the config's */
@@ -53,7 +53,7 @@ daemon_start(Fx *fx, const gchar *holder)
 static void
 daemon_stop(SflTestDaemon *d)
 {
-	g_assert_cmpint(sfl_test_daemon_stop(d, EVENT_TIMEOUT_SEC), ==, 0);
+	sfl_test_daemon_finish(d, EVENT_TIMEOUT_SEC);
 	sfl_test_daemon_free(d);
 }
 
@@ -156,14 +156,12 @@ fx_setup(Fx *fx)
 static void
 fx_teardown(Fx *fx)
 {
-	g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", fx->dir);
-
 	g_clear_object(&fx->loop);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	sfl_test_proc_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
 	g_free(fx->sf_base);
-	g_assert_cmpint(system(cmd), ==, 0);
+	sfl_test_rmtree(fx->dir);
 	g_free(fx->dir);
 	g_free(fx->config);
 }

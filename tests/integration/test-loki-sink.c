@@ -43,7 +43,7 @@ static const SimArgs sim_tenant_only = { TEST_TENANT, NULL, FALSE };
 static const SimArgs sim_tls = { NULL, NULL, TRUE };
 
 typedef struct {
-	GSubprocess *sim;
+	SflTestSim *sim;
 	gchar *base;
 	gchar *push_url;
 	SflCurlLoop *loop;
@@ -136,8 +136,7 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	g_clear_object(&fx->loop);
 	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);
 	if (fx->sim != NULL) {
-		g_subprocess_force_exit(fx->sim);
-		g_subprocess_wait(fx->sim, NULL, NULL);
+		sfl_test_sim_kill(fx->sim);
 	}
 	g_clear_object(&fx->sim);
 	g_free(fx->base);
@@ -145,11 +144,8 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	/* let sources destroyed above release their data */
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	if (fx->tls_dir != NULL) {
-		g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", fx->tls_dir);
-
-		g_assert_cmpint(system(cmd), ==, 0);
-	}
+	if (fx->tls_dir != NULL)
+		sfl_test_rmtree(fx->tls_dir);
 	g_free(fx->tls_dir);
 }
 
@@ -762,14 +758,7 @@ test_tls_ca_file(Fixture *fx, gconstpointer data)
 	other_dir = g_dir_make_tmp("sfl-loki-tls-other-XXXXXX", &error);
 	g_assert_no_error(error);
 	other_cert = g_build_filename(other_dir, "ca.pem", NULL);
-	{
-		g_autofree gchar *cmd = g_strdup_printf(
-			"openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s/ca.key' -out '%s' "
-			"-days 2 -subj /CN=other-ca >/dev/null 2>&1",
-			other_dir, other_cert);
-
-		g_assert_cmpint(system(cmd), ==, 0);
-	}
+	sfl_test_write_self_signed_ca(other_cert, "other-ca");
 	{
 		SflLokiConfig cfg = { .url = fx->push_url, .ca_file = other_cert };
 		g_autoptr(SflSink) sink = sfl_loki_sink_new(fx->loop, &cfg, &error);
@@ -797,11 +786,7 @@ test_tls_ca_file(Fixture *fx, gconstpointer data)
 	g_clear_object(&bare);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	{
-		g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", other_dir);
-
-		g_assert_cmpint(system(cmd), ==, 0);
-	}
+	sfl_test_rmtree(other_dir);
 }
 
 static void

@@ -61,7 +61,7 @@ typedef struct {
 	gboolean err_eof;
 	gboolean exited;
 	gchar *sf_base; /* NULL: the Salesforce simulator could not start, the test was skipped */
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 } TestNotifyFixture;
 
 static void
@@ -265,7 +265,7 @@ test_notify_teardown(TestNotifyFixture *fx, gconstpointer user_data)
 	g_main_context_unref(fx->context);
 	g_ptr_array_unref(fx->datagrams);
 	g_ptr_array_unref(fx->err_lines);
-	sfl_test_proc_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
 	g_free(fx->sf_base);
 	g_unlink(fx->config);
 	/* the path socket, when one was bound */

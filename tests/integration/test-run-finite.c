@@ -28,7 +28,7 @@ typedef struct {
 	gchar *dir;
 	gchar *config;
 	gchar *sf_base; /* NULL: the simulator could not start, the test was skipped */
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 	SflCurlLoop *loop;
 } Fx;
 
@@ -73,13 +73,11 @@ fx_setup(Fx *fx, gboolean ha)
 static void
 fx_teardown(Fx *fx)
 {
-	g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", fx->dir);
-
-	sfl_test_proc_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
 	g_clear_object(&fx->loop);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	g_assert_cmpint(system(cmd), ==, 0);
+	sfl_test_rmtree(fx->dir);
 	g_free(fx->dir);
 	g_free(fx->config);
 	g_free(fx->sf_base);

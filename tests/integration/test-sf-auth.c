@@ -66,7 +66,7 @@ test_count_warnings(const gchar *needle)
 }
 
 typedef struct {
-	GSubprocess *sim;
+	SflTestSim *sim;
 	gchar *base;
 	SflCurlLoop *loop;
 	SflClock *clock;
@@ -220,8 +220,7 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	g_clear_object(&fx->loop);
 	g_clear_pointer(&fx->clock, sfl_clock_unref);
 	if (fx->sim != NULL) {
-		g_subprocess_force_exit(fx->sim);
-		g_subprocess_wait(fx->sim, NULL, NULL);
+		sfl_test_sim_kill(fx->sim);
 	}
 	g_clear_object(&fx->sim);
 	g_free(fx->base);

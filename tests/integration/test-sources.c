@@ -35,7 +35,7 @@ typedef struct {
 	gchar *key_path;
 	gchar *pub_path;
 	gchar *sf_base;
-	GSubprocess *sf_proc;
+	SflTestSim *sf_proc;
 	SflCurlLoop *loop;
 	SflClock *fake;
 	SflClock *system;
@@ -54,14 +54,6 @@ typedef struct {
 	SflMetrics *metrics;  /* (nullable) */
 	SflLabelGuard *guard; /* (nullable) */
 } Fx;
-
-static void
-fx_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data)
-{
-	Fx *fx = user_data;
-	if (fx->source != NULL)
-		sfl_source_notify_writable(fx->source);
-}
 
 /* conditions on the simulator's state are not signalled: they are re-checked now and then */
 static void
@@ -133,15 +125,15 @@ static void
 fx_start(Fx *fx, SflSource *source)
 {
 	const gchar *labels[] = { "job", "sf2loki", NULL };
-	SflPipelineCallbacks callbacks = { .writable = fx_writable };
+	g_autoptr(SflLaneHandle) lane = NULL;
 	SflSourceContext ctx = { 0 };
 
 	fx->pipeline = sfl_pipeline_new(&fx->config->data.sink.loki.batch, SFL_SINK(fx->sink),
 					fx->store, fx->system);
-	sfl_pipeline_set_callbacks(fx->pipeline, &callbacks, fx);
+	/* the lane wakes a parked source itself: no writable callback to forward */
+	lane = sfl_pipeline_get_lane(fx->pipeline, SFL_LANE_BULK);
 	fx->source = source;
-	ctx.pipeline = fx->pipeline;
-	ctx.lane = SFL_LANE_BULK;
+	ctx.lane = lane;
 	ctx.store = fx->store;
 	ctx.interner = fx->interner;
 	ctx.clock = fx->fake;
@@ -212,16 +204,13 @@ fx_teardown(Fx *fx)
 	g_clear_pointer(&fx->system, sfl_clock_unref);
 	g_clear_pointer(&fx->config, sfl_config_free);
 	if (fx->sf_proc != NULL) {
-		g_subprocess_force_exit(fx->sf_proc);
-		g_subprocess_wait(fx->sf_proc, NULL, NULL);
+		sfl_test_sim_kill(fx->sf_proc);
 		g_clear_object(&fx->sf_proc);
 	}
 	while (g_main_context_iteration(NULL, FALSE))
 		;
-	if (fx->dir != NULL) {
-		g_autofree gchar *cmd = g_strdup_printf("rm -rf '%s'", fx->dir);
-		g_assert_cmpint(system(cmd), ==, 0);
-	}
+	if (fx->dir != NULL)
+		sfl_test_rmtree(fx->dir);
 	g_free(fx->dir);
 	g_free(fx->key_path);
 	g_free(fx->pub_path);

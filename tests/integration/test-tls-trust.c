@@ -35,10 +35,10 @@ typedef struct {
 	gchar *dir;
 	gchar *key_path;
 	gchar *pub_path;
-	GSubprocess *sf_proc;
-	GSubprocess *ps_proc;
-	GSubprocess *loki_proc;
-	GSubprocess *proxy_proc;
+	SflTestSim *sf_proc;
+	SflTestSim *ps_proc;
+	SflTestSim *loki_proc;
+	SflTestSim *proxy_proc;
 	gchar *sf_base; /* https://127.0.0.1:P, the login and instance URL */
 	gchar *sf_endpoint;
 	gchar *ps_ctl; /* plain-HTTP control API */
@@ -153,8 +153,9 @@ fx_setup(Fx *fx, gboolean loki_tls, gboolean loki_ca_file)
 	info = sfl_test_sim_control(fx->loop, fx->ps_ctl, "GET", "/control/info", NULL);
 	g_assert_true(json_is_true(json_object_get(info, "tls")));
 	fx->ca_ps = g_strdup(json_string_value(json_object_get(info, "cert")));
-	fx->ps_endpoint = g_strdup_printf("127.0.0.1:%" JSON_INTEGER_FORMAT,
-					  json_integer_value(json_object_get(info, "grpc_port")));
+	fx->ps_endpoint =
+		g_strdup_printf("127.0.0.1:%" G_GINT64_FORMAT,
+				(gint64)json_integer_value(json_object_get(info, "grpc_port")));
 	json_decref(info);
 	{
 		const gchar *bc[] = { fx->ca_sf, fx->ca_ps, NULL };
@@ -210,10 +211,10 @@ static void
 fx_teardown(Fx *fx)
 {
 	g_clear_pointer(&fx->run, sfl_test_daemon_free);
-	sfl_test_proc_stop(&fx->sf_proc);
-	sfl_test_proc_stop(&fx->ps_proc);
-	sfl_test_proc_stop(&fx->loki_proc);
-	sfl_test_proc_stop(&fx->proxy_proc);
+	sfl_test_sim_stop(&fx->sf_proc);
+	sfl_test_sim_stop(&fx->ps_proc);
+	sfl_test_sim_stop(&fx->loki_proc);
+	sfl_test_sim_stop(&fx->proxy_proc);
 	g_free(fx->sf_base);
 	g_free(fx->sf_endpoint);
 	g_free(fx->ps_ctl);
@@ -251,7 +252,7 @@ fx_expect_delivery(Fx *fx, const gchar *const *env)
 	fx->run = sfl_test_daemon_start(fx->config, env);
 	sfl_test_poll_until(fx_all_arrived, fx, EVENT_TIMEOUT_SEC,
 			    "every ELF row and Pub/Sub event in Loki");
-	g_assert_cmpint(sfl_test_daemon_stop(fx->run, EVENT_TIMEOUT_SEC), ==, 0);
+	sfl_test_daemon_finish(fx->run, EVENT_TIMEOUT_SEC);
 }
 
 /* every line the daemon logged that mentions @needle and @also */
@@ -350,7 +351,7 @@ test_untrusted_pubsub_and_loki(void)
 	fx.run = sfl_test_daemon_start(fx.config, env);
 	fx_wait_logged(&fx, fx.ps_endpoint, "certificate");
 	fx_wait_logged(&fx, fx.loki_endpoint, "certificate");
-	g_assert_cmpint(sfl_test_daemon_stop(fx.run, EVENT_TIMEOUT_SEC), ==, 0);
+	sfl_test_daemon_finish(fx.run, EVENT_TIMEOUT_SEC);
 	fx_teardown(&fx);
 }
 

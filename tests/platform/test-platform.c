@@ -366,6 +366,20 @@ test_read_file_as_dir(void)
 	return TP_PASS;
 }
 
+/* a directory where the file should be: an I/O error (EISDIR), not a denied permission */
+static TpResult
+test_replace_over_directory(void)
+{
+	const char *path = tp_path("a-directory");
+	SflPlatformError err;
+
+	CHECK(tp_make_dir(path));
+	CHECK_STATUS(sfl_platform_replace_file(path, "x", 1, &err), SFL_PLATFORM_ERR_IO, err);
+	CHECK(!err.access_denied);
+	CHECK(strstr(err.message, path) != NULL);
+	return TP_PASS;
+}
+
 static TpResult
 test_read_directory(void)
 {
@@ -821,6 +835,7 @@ static const struct {
 	{ "read of a missing file is NOT_FOUND", test_read_not_found },
 	{ "read under a missing directory is NOT_FOUND", test_read_missing_parent },
 	{ "read under a file is NOT_FOUND", test_read_file_as_dir },
+	{ "replace over a directory is IO, not access denied", test_replace_over_directory },
 	{ "read of a directory is IO", test_read_directory },
 	{ "read of an unreadable file is IO", test_read_unreadable },
 	{ "read over the limit is TOO_LARGE", test_read_too_large },

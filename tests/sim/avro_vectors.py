@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # Copyright 2026 sf2loki contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Avro test vectors for src/pubsub/sfl-avro.c, made by third-party code.
+"""Avro test vectors for src/salesforce/sfl-avro.c, made by third-party code.
 
 Payloads are encoded with python3-avro (Apache's own implementation) from realistic
 Pub/Sub schemas, decoded back with python3-avro (the values fastavro gives the original:

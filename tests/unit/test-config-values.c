@@ -8,8 +8,9 @@
 
 #include <string.h>
 
-#include "sfl-config-schema.h"
+#include "sfl-config.h"
 #include "sfl-error.h"
+#include "sfl-redact.h"
 
 #define SEC    G_GINT64_CONSTANT(1000000)
 #define MINUTE (60 * SEC)
@@ -138,6 +139,115 @@ test_size_parse_bad(void)
 	}
 }
 
+/* --- the platform's default paths (this suite also runs under wine) --------------------- */
+
+#define MINIMAL                                                                                    \
+	"salesforce:\n"                                                                            \
+	"  client_id: cid\n"                                                                       \
+	"  username: integration@example.com\n"                                                    \
+	"  private_key: inline-key-material\n"                                                     \
+	"sink:\n"                                                                                  \
+	"  loki:\n"                                                                                \
+	"    url: http://127.0.0.1:3100/loki/api/v1/push\n"
+
+/* where a system service keeps its state on the OS this test was built for */
+static gchar *
+expected_state_file(const gchar *name)
+{
+#ifdef G_OS_WIN32
+	/* the documented %ProgramData%\sf2loki, read from the environment the platform layer
+	 * does not consult (it asks SHGetKnownFolderPath), so the two are checked against each
+	 * other */
+	const gchar *program_data = g_getenv("ProgramData");
+
+	g_assert_nonnull(program_data);
+	return g_strdup_printf("%s\\sf2loki\\%s", program_data, name);
+#else
+	return g_strdup_printf("/var/lib/sf2loki/%s", name);
+#endif
+}
+
+static SflConfig *
+load_with_empty_env(const gchar *yaml, GError **error)
+{
+	g_auto(GStrv) envp = g_new0(gchar *, 1);
+
+	return sfl_config_load_from_data(yaml, strlen(yaml), "test.yaml", envp, error);
+}
+
+static void
+test_default_state_paths(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config = load_with_empty_env(MINIMAL, &error);
+	g_autofree gchar *state = expected_state_file("state.json");
+	g_autofree gchar *lease = expected_state_file("leader.lease");
+	g_autofree gchar *direct = NULL;
+
+	g_assert_no_error(error);
+	g_assert_nonnull(config);
+	g_assert_cmpstr(config->data.state.file.path, ==, state);
+	g_assert_cmpstr(config->data.coordinate.file_lease.path, ==, lease);
+	g_assert_true(g_path_is_absolute(config->data.state.file.path));
+
+	direct = sfl_config_default_state_file("x.json", &error);
+	g_assert_no_error(error);
+	g_assert_true(g_str_has_suffix(direct, G_DIR_SEPARATOR_S "x.json"));
+	sfl_redact_clear_secrets();
+}
+
+/* a path given in the file wins over the platform's default, on every platform */
+static void
+test_default_state_path_overridden(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config = load_with_empty_env(MINIMAL "state:\n"
+								  "  file:\n"
+								  "    path: C:\\sf\\st.json\n",
+							  &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpstr(config->data.state.file.path, ==, "C:\\sf\\st.json");
+	sfl_redact_clear_secrets();
+}
+
+/* null is not "use the default": the key must go for that, as for any other default */
+static void
+test_default_state_path_null(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config = load_with_empty_env(MINIMAL "state:\n"
+								  "  file:\n"
+								  "    path: null\n",
+							  &error);
+
+	g_assert_null(config);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+	g_assert_nonnull(strstr(error->message, "state.file.path: expected a file path, got null"));
+	sfl_redact_clear_secrets();
+}
+
+/*
+ * The example shows this platform's default (so it loads to what it shows) and names the
+ * Windows one; the reference, identical wherever it is rendered, names both.
+ */
+static void
+test_default_state_paths_rendered(void)
+{
+	g_autofree gchar *example = sfl_config_render_example();
+	g_autofree gchar *reference = sfl_config_render_reference();
+	g_autofree gchar *state = expected_state_file("state.json");
+	g_autofree gchar *shown = g_strdup_printf("    path: %s  # Checkpoint file", state);
+	const gchar *doc = "On Windows the default is %ProgramData%\\sf2loki\\state.json.";
+
+	g_assert_nonnull(strstr(example, shown));
+	g_assert_nonnull(strstr(example, doc));
+	g_assert_nonnull(strstr(reference, "| `/var/lib/sf2loki/state.json`; on Windows "
+					   "`%ProgramData%\\sf2loki\\state.json` |"));
+	g_assert_nonnull(strstr(reference, "| `/var/lib/sf2loki/leader.lease`; on Windows "
+					   "`%ProgramData%\\sf2loki\\leader.lease` |"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -148,5 +258,11 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/config-values/duration/roundtrip", test_duration_roundtrip);
 	g_test_add_func("/sfl/config-values/size/parse", test_size_parse);
 	g_test_add_func("/sfl/config-values/size/parse-bad", test_size_parse_bad);
+	g_test_add_func("/sfl/config-values/default-paths/state", test_default_state_paths);
+	g_test_add_func("/sfl/config-values/default-paths/overridden",
+			test_default_state_path_overridden);
+	g_test_add_func("/sfl/config-values/default-paths/null", test_default_state_path_null);
+	g_test_add_func("/sfl/config-values/default-paths/rendered",
+			test_default_state_paths_rendered);
 	return g_test_run();
 }

@@ -7,7 +7,11 @@
 #include <gio/gio.h>
 #include <string.h>
 
+#include "sfl-clock.h"
 #include "sfl-curl-loop.h"
+#include "sfl-error.h"
+#include "sfl-http.h"
+#include "sfl-gsource.h"
 #include "sfl-socket-source.h"
 
 /*
@@ -524,6 +528,130 @@ test_loop_keepalive_requests(void)
 	g_object_unref(server.listener);
 }
 
+/* every status lands in the class the clients' retry and re-auth policies are written against */
+static void
+test_http_status_class(void)
+{
+	static const struct {
+		guint status;
+		SflHttpClass klass;
+		SflError code;
+		gboolean retryable;
+	} cases[] = {
+		{ 200, SFL_HTTP_CLASS_SUCCESS, SFL_ERROR_INTERNAL, FALSE },
+		{ 204, SFL_HTTP_CLASS_SUCCESS, SFL_ERROR_INTERNAL, FALSE },
+		{ 304, SFL_HTTP_CLASS_REJECTED, SFL_ERROR_REJECTED, FALSE },
+		{ 400, SFL_HTTP_CLASS_REJECTED, SFL_ERROR_REJECTED, FALSE },
+		{ 401, SFL_HTTP_CLASS_AUTH, SFL_ERROR_AUTH, FALSE },
+		{ 403, SFL_HTTP_CLASS_AUTH, SFL_ERROR_AUTH, FALSE },
+		{ 404, SFL_HTTP_CLASS_NOT_FOUND, SFL_ERROR_NOT_FOUND, FALSE },
+		{ 408, SFL_HTTP_CLASS_TIMEOUT, SFL_ERROR_TRANSIENT, TRUE },
+		{ 409, SFL_HTTP_CLASS_CONFLICT, SFL_ERROR_CONFLICT, FALSE },
+		{ 412, SFL_HTTP_CLASS_CONFLICT, SFL_ERROR_CONFLICT, FALSE },
+		{ 413, SFL_HTTP_CLASS_REJECTED, SFL_ERROR_REJECTED, FALSE },
+		{ 429, SFL_HTTP_CLASS_THROTTLED, SFL_ERROR_THROTTLED, TRUE },
+		{ 500, SFL_HTTP_CLASS_SERVER, SFL_ERROR_TRANSIENT, TRUE },
+		{ 503, SFL_HTTP_CLASS_SERVER, SFL_ERROR_TRANSIENT, TRUE },
+		{ 599, SFL_HTTP_CLASS_SERVER, SFL_ERROR_TRANSIENT, TRUE },
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		SflHttpClass klass = sfl_http_status_class(cases[i].status);
+
+		g_test_message("HTTP %u", cases[i].status);
+		g_assert_cmpint(klass, ==, cases[i].klass);
+		g_assert_cmpint(sfl_http_class_error_code(klass), ==, cases[i].code);
+		g_assert_cmpint(sfl_http_class_is_retryable(klass), ==, cases[i].retryable);
+	}
+}
+
+/* the shared handle refuses plain http when asked to, before any connection is tried */
+static void
+test_new_easy_https_only(void)
+{
+	g_autoptr(SflCurlLoop) loop = sfl_curl_loop_new();
+	SflCurlEasyOptions options = { .https_only = TRUE };
+	CURLcode rc = CURLE_OK;
+	CURL *easy = sfl_curl_loop_new_easy(loop, "http://127.0.0.1:9/", &options, &rc);
+
+	g_assert_nonnull(easy);
+	g_assert_cmpint(rc, ==, CURLE_OK);
+	g_assert_cmpint(curl_easy_perform(easy), ==, CURLE_UNSUPPORTED_PROTOCOL);
+	curl_easy_cleanup(easy);
+}
+
+/* decisions read the status and the peer's code, so both must outlive prefixing and copying */
+static void
+test_error_details_survive(void)
+{
+	g_autoptr(GError) error =
+		g_error_new(SFL_ERROR, SFL_ERROR_AUTH, "token endpoint: HTTP 400");
+	g_autoptr(GError) copy = NULL;
+	g_autoptr(GError) other = g_error_new(G_IO_ERROR, G_IO_ERROR_FAILED, "HTTP 403");
+
+	g_assert_cmpuint(sfl_error_get_http_status(error), ==, 0);
+	g_assert_null(sfl_error_get_peer_code(error));
+	sfl_error_set_http_status(error, 400);
+	sfl_error_set_peer_code(error, "invalid_grant");
+	g_prefix_error(&error, "after %u attempts: ", 3u);
+	copy = g_error_copy(error);
+	g_assert_cmpuint(sfl_error_get_http_status(copy), ==, 400);
+	g_assert_cmpstr(sfl_error_get_peer_code(copy), ==, "invalid_grant");
+	g_assert_cmpstr(copy->message, ==, "after 3 attempts: token endpoint: HTTP 400");
+	/* another domain carries none, whatever its message says */
+	sfl_error_set_http_status(other, 403);
+	g_assert_cmpuint(sfl_error_get_http_status(other), ==, 0);
+	g_assert_null(sfl_error_get_peer_code(NULL));
+}
+
+typedef struct {
+	GSource **slot;
+	guint fired;
+	gboolean slot_was_clear;
+} OnceProbe;
+
+static void
+once_probe_cb(gpointer user_data)
+{
+	OnceProbe *probe = user_data;
+
+	probe->fired++;
+	probe->slot_was_clear = *probe->slot == NULL;
+}
+
+static void
+drain_default_context(void)
+{
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+/* re-arming replaces the timer, the slot is clear when it fires, and a cleared one never does */
+static void
+test_clock_once(void)
+{
+	g_autoptr(SflClock) clock = sfl_fake_clock_new(0);
+	GSource *slot = NULL;
+	OnceProbe probe = { .slot = &slot };
+
+	sfl_clock_once(clock, &slot, 1000, "test once", once_probe_cb, &probe, NULL);
+	sfl_clock_once(clock, &slot, 5000, "test once", once_probe_cb, &probe, NULL);
+	sfl_fake_clock_advance(clock, 1000);
+	drain_default_context();
+	g_assert_cmpuint(probe.fired, ==, 0);
+	g_assert_nonnull(slot);
+	sfl_fake_clock_advance(clock, 4000);
+	drain_default_context();
+	g_assert_cmpuint(probe.fired, ==, 1);
+	g_assert_true(probe.slot_was_clear);
+	g_assert_null(slot);
+	sfl_clock_once(clock, &slot, 10, NULL, once_probe_cb, &probe, NULL);
+	sfl_clear_source(&slot);
+	sfl_fake_clock_advance(clock, 100);
+	drain_default_context();
+	g_assert_cmpuint(probe.fired, ==, 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -535,5 +663,9 @@ main(int argc, char **argv)
 	g_test_add_func("/socket-source/quiet-until-new-input", test_quiet_until_new_input);
 	g_test_add_func("/curl-loop/large-bodies-both-ways", test_loop_moves_large_bodies);
 	g_test_add_func("/curl-loop/keepalive-requests", test_loop_keepalive_requests);
+	g_test_add_func("/curl-loop/new-easy-https-only", test_new_easy_https_only);
+	g_test_add_func("/http/status-class", test_http_status_class);
+	g_test_add_func("/clock/once-rearm-fire-clear", test_clock_once);
+	g_test_add_func("/error/details-survive-prefix-and-copy", test_error_details_survive);
 	return g_test_run();
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 
 #include "sfl-metrics.h"
 
@@ -423,10 +422,8 @@ test_metrics_promtool(void)
 	const gchar *promtool = "/usr/bin/promtool";
 	g_autoptr(SflMetrics) metrics = sfl_metrics_new();
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GSubprocessLauncher) launcher = NULL;
 	g_autoptr(GSubprocess) proc = NULL;
 	g_autofree gchar *text = NULL;
-	g_autofree gchar *path = NULL;
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *err = NULL;
 	const gchar *const source_event[] = { "source", "event_type", NULL };
@@ -437,8 +434,12 @@ test_metrics_promtool(void)
 	const gdouble bounds[] = { 1, 5, 15, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400 };
 	const gdouble small[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
 	SflMetricFamily *f;
-	gint fd;
 
+#ifdef G_OS_WIN32
+	/* the Windows build runs under wine, which cannot start a Linux program */
+	g_test_skip("promtool is a Linux program: not run by the Windows build");
+	return;
+#endif
 	if (!g_file_test(promtool, G_FILE_TEST_IS_EXECUTABLE)) {
 		g_test_skip("promtool not installed (Debian package prometheus)");
 		return;
@@ -490,24 +491,18 @@ test_metrics_promtool(void)
 	sfl_series_observe(sfl_metric_family_series(f, NULL), 0.0731);
 
 	text = sfl_metrics_render_prometheus(metrics);
-	fd = g_file_open_tmp("sfl-metrics-XXXXXX.prom", &path, &error);
-	g_assert_no_error(error);
-	g_close(fd, NULL);
-	g_file_set_contents(path, text, -1, &error);
-	g_assert_no_error(error);
 
-	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-					     G_SUBPROCESS_FLAGS_STDERR_PIPE);
-	g_subprocess_launcher_set_stdin_file_path(launcher, path);
-	proc = g_subprocess_launcher_spawn(launcher, &error, promtool, "check", "metrics", NULL);
+	/* the exposition on a pipe, as a scraper hands it over */
+	proc = g_subprocess_new(G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+					G_SUBPROCESS_FLAGS_STDERR_PIPE,
+				&error, promtool, "check", "metrics", NULL);
 	g_assert_no_error(error);
-	g_subprocess_communicate_utf8(proc, NULL, NULL, &out, &err, &error);
+	g_subprocess_communicate_utf8(proc, text, NULL, &out, &err, &error);
 	g_assert_no_error(error);
 	if (!g_subprocess_get_if_exited(proc) || g_subprocess_get_exit_status(proc) != 0)
 		g_test_message("promtool said:\n%s%s\non:\n%s", out, err, text);
 	g_assert_true(g_subprocess_get_if_exited(proc));
 	g_assert_cmpint(g_subprocess_get_exit_status(proc), ==, 0);
-	g_unlink(path);
 }
 
 int

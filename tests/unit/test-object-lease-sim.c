@@ -46,7 +46,7 @@ typedef SflTestCoord Replica;
 typedef struct {
 	gboolean gcs;
 	gchar *base;
-	GSubprocess *proc;
+	SflTestSim *proc;
 	SflCurlLoop *loop;
 	SflClock *clock;
 	Replica a;
@@ -115,11 +115,7 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 {
 	replica_clear(&fx->a);
 	replica_clear(&fx->b);
-	if (fx->proc != NULL) {
-		g_subprocess_force_exit(fx->proc);
-		g_subprocess_wait(fx->proc, NULL, NULL);
-		g_clear_object(&fx->proc);
-	}
+	sfl_test_sim_stop(&fx->proc);
 	g_clear_object(&fx->loop);
 	while (g_main_context_iteration(NULL, FALSE))
 		;
@@ -352,8 +348,8 @@ test_two_standbys_one_winner(Fixture *fx, gconstpointer data)
 		else if (status == 200)
 			landed++;
 		else
-			g_error("a claim of the stale lease answered %" JSON_INTEGER_FORMAT,
-				status);
+			g_error("a claim of the stale lease answered %" G_GINT64_FORMAT,
+				(gint64)status);
 	}
 	g_assert_cmpuint(landed, ==, 1);
 	g_assert_cmpuint(conflicts, <=, 1);

@@ -16,11 +16,6 @@
 #include "sfl-s3-client.h"
 #include "sfl-test-sim.h"
 
-#ifdef __linux__
-#include <signal.h>
-#include <sys/prctl.h>
-#endif
-
 /*
  * The object store's own duties against tests/sim/s3_sim.py (SigV4 recomputed by
  * python3-botocore): a real conflict versus a retried write whose first response was lost
@@ -34,7 +29,7 @@
 
 typedef struct {
 	gchar *base;
-	GSubprocess *proc;
+	SflTestSim *proc;
 	SflCurlLoop *loop;
 	gchar *dir;
 	gboolean gcs;
@@ -71,7 +66,7 @@ fixture_setup_session(Fixture *fx, gconstpointer data)
 static void
 fixture_teardown(Fixture *fx, gconstpointer data)
 {
-	sfl_test_proc_stop(&fx->proc);
+	sfl_test_sim_stop(&fx->proc);
 	sfl_test_loop_dir_clear(&fx->loop, &fx->dir);
 	g_free(fx->base);
 	g_free(fx->sa_path);

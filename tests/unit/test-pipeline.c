@@ -1251,6 +1251,66 @@ test_backpressure(Fixture *fx, gconstpointer data)
 			 ==, 0);
 }
 
+/* a lane writer: logs itself each time its lane wakes it */
+static void
+lane_writer_woken(GObject *writer)
+{
+	g_ptr_array_add(g_object_get_data(writer, "log"), writer);
+}
+
+/* the lane wakes the writers registered with it, in order, without the writable callback's
+ * help; one that left, or one of the other lane, is not woken */
+static void
+test_backpressure_lane_wakes_writers(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GPtrArray) log = g_ptr_array_new();
+	g_autoptr(GObject) first = g_object_new(G_TYPE_OBJECT, NULL);
+	g_autoptr(GObject) gone = g_object_new(G_TYPE_OBJECT, NULL);
+	g_autoptr(GObject) second = g_object_new(G_TYPE_OBJECT, NULL);
+	g_autoptr(GObject) other = g_object_new(G_TYPE_OBJECT, NULL);
+	g_autoptr(SflLaneHandle) bulk = NULL;
+	g_autoptr(SflLaneHandle) streaming = NULL;
+	GObject *writers[] = { first, gone, second, other };
+	guint taken = 0;
+
+	fx->config.max_entries = 1;
+	fx->config.queue_maxsize = 2;
+	fx_start(fx);
+	bulk = sfl_pipeline_get_lane(fx->pipeline, SFL_LANE_BULK);
+	streaming = sfl_pipeline_get_lane(fx->pipeline, SFL_LANE_STREAMING);
+	for (guint i = 0; i < G_N_ELEMENTS(writers); i++)
+		g_object_set_data(writers[i], "log", log);
+	sfl_lane_handle_add_writer(bulk, first, lane_writer_woken);
+	sfl_lane_handle_add_writer(bulk, gone, lane_writer_woken);
+	sfl_lane_handle_add_writer(bulk, second, lane_writer_woken);
+	sfl_lane_handle_add_writer(streaming, other, lane_writer_woken);
+	sfl_lane_handle_remove_writer(bulk, gone);
+
+	g_assert_false(sfl_lane_handle_is_full(bulk));
+	for (guint i = 0; i < 5; i++) {
+		g_autofree gchar *line = g_strdup_printf("line-%u", i);
+		g_autoptr(SflEntry) entry = fx_entry(fx, line, "k", "v");
+		if (!sfl_lane_handle_offer(bulk, entry))
+			break;
+		taken++;
+	}
+	g_assert_cmpuint(taken, ==, 2);
+	g_assert_true(sfl_lane_handle_is_full(bulk));
+	g_assert_false(sfl_lane_handle_is_full(streaming));
+	g_assert_cmpuint(log->len, ==, 0);
+
+	FX_WAIT_FOR(log->len > 0);
+	g_assert_cmpuint(log->len, ==, 2);
+	g_assert_true(g_ptr_array_index(log, 0) == first);
+	g_assert_true(g_ptr_array_index(log, 1) == second);
+	g_assert_cmpuint(fx->writable[SFL_LANE_BULK], ==, 1);
+	g_assert_cmpuint(fx->writable[SFL_LANE_STREAMING], ==, 0);
+	g_assert_false(sfl_lane_handle_is_stopped(bulk));
+	sfl_lane_handle_remove_writer(bulk, first);
+	sfl_lane_handle_remove_writer(bulk, second);
+	sfl_lane_handle_remove_writer(streaming, other);
+}
+
 static void
 test_backpressure_huge_entry(Fixture *fx, gconstpointer data)
 {
@@ -1503,6 +1563,7 @@ main(int argc, char **argv)
 	ADD("/sfl/pipeline/rejected/attributed", test_rejected_attributed);
 	ADD("/sfl/pipeline/backpressure/full", test_backpressure);
 	ADD("/sfl/pipeline/backpressure/huge-entry", test_backpressure_huge_entry);
+	ADD("/sfl/pipeline/backpressure/lane-wakes-writers", test_backpressure_lane_wakes_writers);
 	ADD("/sfl/pipeline/lanes/independent", test_lanes_independent);
 	ADD("/sfl/pipeline/errors/fenced", test_fenced);
 	ADD("/sfl/pipeline/errors/fenced-no-push-after-loss", test_fenced_no_push_after_loss);

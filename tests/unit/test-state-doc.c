@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sfl-error.h"
+#include "sfl-pyjson.h"
 #include "sfl-state-doc.h"
 
 static void
@@ -122,6 +123,24 @@ test_reserved(void)
 	g_assert_false(sfl_state_key_is_reserved("pubsub:/event/__A__"));
 }
 
+/* the one escaper: short forms, \u00XX, surrogate pairs, and a stray byte as \ufffd */
+static void
+test_pyjson_escapes(void)
+{
+	static const gchar text[] = "a\"\\\n\x01\x7f\xc3\xa9\xf0\x9f\x98\x80\xff.";
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	sfl_pyjson_append_escaped(out, text, sizeof text - 1);
+	g_assert_cmpstr(out->str, ==, "a\\\"\\\\\\n\\u0001\\u007f\\u00e9\\ud83d\\ude00\\ufffd.");
+	g_string_truncate(out, 0);
+	sfl_pyjson_append_string(out, text);
+	g_assert_cmpstr(out->str, ==,
+			"\"a\\\"\\\\\\n\\u0001\\u007f\\u00e9\\ud83d\\ude00\\ufffd.\"");
+	g_string_truncate(out, 0);
+	sfl_pyjson_append_char(out, 0x1f600);
+	g_assert_cmpstr(out->str, ==, "\\ud83d\\ude00");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -132,5 +151,6 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/state-doc/parse-errors", test_parse_errors);
 	g_test_add_func("/sfl/state-doc/epoch", test_epoch);
 	g_test_add_func("/sfl/state-doc/reserved", test_reserved);
+	g_test_add_func("/sfl/state-doc/pyjson-escapes", test_pyjson_escapes);
 	return g_test_run();
 }

@@ -100,4 +100,8 @@ GStrv sfl_pubsub_source_dup_topics(SflPubsubSource *self) G_GNUC_WARN_UNUSED_RES
 void sfl_pubsub_source_set_timing(SflPubsubSource *self, gint64 backoff_base_usec,
 				  gint64 backoff_max_usec, gint64 watchdog_usec);
 
+/* the key and cursor this source commits, for /statusz and the commit gauges */
+gboolean sfl_pubsub_source_describe_checkpoint(const gchar *key, const gchar *value,
+					       SflCheckpointView *view);
+
 G_END_DECLS

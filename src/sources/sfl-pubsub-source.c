@@ -18,6 +18,9 @@
 #include "sfl-record.h"
 #include "sfl-shape.h"
 
+/* one replay position per topic: "pubsub:<topic>" (the original's keys) */
+#define SFL_PUBSUB_KEY_PREFIX "pubsub:"
+
 /*
  * Each topic is a small state machine on the main loop: load the checkpoint (once per term),
  * get a token, open Subscribe, then turn responses into entries in order. Responses are
@@ -104,8 +107,6 @@ struct _SflPubsubSource {
 	GSource *discovery_timer;
 	guint discovery_attempt;
 	SflRecord *record;
-	GString *line;
-	GArray *metadata;
 	SflSeries *m_schema_cache;
 	SflSeries *m_load_errors;
 	SflPubsubCounters counters;
@@ -1033,6 +1034,34 @@ sfl_topic_count_decode_error(SflTopic *t, const GError *error)
 		  error->message);
 }
 
+/* what the shaping hooks of one event need */
+typedef struct {
+	SflTopic *topic;
+	SflAvroSchema *schema;
+} SflTopicEvent;
+
+/* the event's own time; the topic remembers the last one as the next fallback */
+static gboolean
+sfl_topic_event_ts(SflRecord *record, gint64 *usec, gpointer user_data)
+{
+	SflTopic *t = ((SflTopicEvent *)user_data)->topic;
+
+	if (!sfl_pubsub_event_ts(record, usec))
+		return FALSE;
+	t->have_ts = TRUE;
+	t->last_ts = *usec;
+	return TRUE;
+}
+
+static void
+sfl_topic_event_metadata(SflRecord *record, GArray *pairs, gpointer user_data)
+{
+	SflTopicEvent *event = user_data;
+
+	if (event->topic->source->config->cdc_field_names == SFL_CDC_NAMES_METADATA)
+		sfl_pubsub_cdc_metadata(record, event->schema, pairs);
+}
+
 /* the entry for one event, NULL when it becomes none (decode failure) */
 static SflEntry *
 sfl_topic_event_entry(SflTopic *t, Eventbus__V1__ConsumerEvent *ev, SflAvroSchema *schema)
@@ -1043,10 +1072,23 @@ sfl_topic_event_entry(SflTopic *t, Eventbus__V1__ConsumerEvent *ev, SflAvroSchem
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GRefString) checkpoint =
 		sfl_pubsub_encode_position(ev->replay_id.data, ev->replay_id.len);
+	g_autoptr(GString) hex = NULL;
 	json_t *holder = NULL;
-	const gchar *rule = NULL;
-	gint64 usec = 0;
 	SflEntry *entry = NULL;
+	SflTopicEvent event = { t, schema };
+	SflShapeSpec spec = {
+		.transforms = self->transforms,
+		.sample = t->sample,
+		.event_type = t->event_type,
+		.timestamp_func = sfl_topic_event_ts,
+		/* an event without a time of its own is dated by the topic's last one */
+		.has_fallback = t->have_ts,
+		.fallback_usec = t->last_ts,
+		.now_usec = now,
+		.metadata_fields = ctx->metadata_fields,
+		.metadata_func = sfl_topic_event_metadata,
+		.user_data = &event,
+	};
 
 	sfl_source_counters(SFL_SOURCE(self))->rows_read++;
 	if (!sfl_pubsub_decode(schema, &ev->event->payload, self->record, &holder, &error)) {
@@ -1058,39 +1100,19 @@ sfl_topic_event_entry(SflTopic *t, Eventbus__V1__ConsumerEvent *ev, SflAvroSchem
 	}
 	t->resp_decoded++;
 	t->schema_failures = 0;
-	if (self->transforms != NULL &&
-	    !sfl_transforms_apply(self->transforms, self->record, &rule)) {
-		sfl_source_count_filtered(SFL_SOURCE(self), rule);
-		entry = sfl_entry_new_checkpoint_only(now * 1000, t->key, checkpoint);
-		goto out;
-	}
 	if (t->sample < 1.0) {
-		g_autoptr(GString) hex = g_string_new(NULL);
+		/* the replay id is the event's identity: the same event samples the same way */
+		hex = g_string_new(NULL);
 		for (gsize i = 0; i < ev->replay_id.len; i++)
 			g_string_append_printf(hex, "%02x", ev->replay_id.data[i]);
-		if (!sfl_sample_keep(hex->str, hex->len, t->sample)) {
-			sfl_source_count_sampled_out(SFL_SOURCE(self), t->event_type);
-			entry = sfl_entry_new_checkpoint_only(now * 1000, t->key, checkpoint);
-			goto out;
-		}
+		spec.sample_key = hex->str;
+		spec.sample_key_len = hex->len;
 	}
-	if (sfl_pubsub_event_ts(self->record, &usec)) {
-		t->have_ts = TRUE;
-		t->last_ts = usec;
-	} else {
-		usec = sfl_timestamp_fallback(t->have_ts, t->last_ts, now);
-		sfl_source_count_timestamp_fallback(SFL_SOURCE(self));
-	}
-	g_string_truncate(self->line, 0);
-	sfl_record_append_json(self->record, self->line);
-	g_array_set_size(self->metadata, 0);
-	sfl_shape_metadata(self->record, ctx->metadata_fields, self->metadata);
-	if (self->config->cdc_field_names == SFL_CDC_NAMES_METADATA)
-		sfl_pubsub_cdc_metadata(self->record, schema, self->metadata);
-	entry = sfl_entry_new_shared(usec * 1000, t->labels, self->line->str, self->line->len,
-				     (const SflLabelPair *)(const void *)self->metadata->data,
-				     self->metadata->len, t->key, checkpoint);
-out:
+	entry = sfl_source_emit_record(SFL_SOURCE(self), &spec, self->record, t->labels, t->key,
+				       checkpoint);
+	/* a dropped event still moves the replay position */
+	if (entry == NULL)
+		entry = sfl_entry_new_checkpoint_only(now * 1000, t->key, checkpoint);
 	sfl_record_reset(self->record);
 	if (holder != NULL)
 		json_decref(holder);
@@ -1231,7 +1253,7 @@ sfl_pubsub_add_topic(SflPubsubSource *self, const gchar *name)
 {
 	SflSource *source = SFL_SOURCE(self);
 	SflTopic *t = g_new0(SflTopic, 1);
-	g_autofree gchar *key = g_strconcat("pubsub:", name, NULL);
+	g_autofree gchar *key = g_strconcat(SFL_PUBSUB_KEY_PREFIX, name, NULL);
 	g_autofree gchar *trimmed = g_strdup(name);
 	const gchar *slash = NULL;
 	const gchar *names[] = { "topic", NULL };
@@ -1516,8 +1538,6 @@ sfl_pubsub_source_finalize(GObject *object)
 	g_clear_pointer(&self->rand, g_rand_free);
 	g_clear_pointer(&self->transforms, sfl_transforms_free);
 	g_clear_pointer(&self->record, sfl_record_free);
-	g_string_free(self->line, TRUE);
-	g_clear_pointer(&self->metadata, g_array_unref);
 	g_free(self->org_id);
 	g_free(self->base_url);
 	G_OBJECT_CLASS(sfl_pubsub_source_parent_class)->finalize(object);
@@ -1561,8 +1581,6 @@ sfl_pubsub_source_init(SflPubsubSource *self)
 	self->backoff_max = SFL_PUBSUB_BACKOFF_MAX;
 	self->watchdog_usec = SFL_PUBSUB_WATCHDOG;
 	self->record = sfl_record_new();
-	self->line = g_string_sized_new(4096);
-	self->metadata = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
 }
 
 /**
@@ -1637,4 +1655,21 @@ sfl_pubsub_source_set_timing(SflPubsubSource *self, gint64 backoff_base_usec,
 	self->backoff_base = backoff_base_usec;
 	self->backoff_max = backoff_max_usec;
 	self->watchdog_usec = watchdog_usec;
+}
+
+/**
+ * sfl_pubsub_source_describe_checkpoint:
+ * @key: a committed key, without the multi-org prefix
+ * @value: its value
+ * @view: (out caller-allocates): filled when the key is this source's
+ *
+ * Returns: %TRUE when @key is a topic's replay position (shown as it is: an opaque id)
+ */
+gboolean
+sfl_pubsub_source_describe_checkpoint(const gchar *key, const gchar *value, SflCheckpointView *view)
+{
+	if (!g_str_has_prefix(key, SFL_PUBSUB_KEY_PREFIX))
+		return FALSE;
+	view->topic = key + strlen(SFL_PUBSUB_KEY_PREFIX);
+	return TRUE;
 }

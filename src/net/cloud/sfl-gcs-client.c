@@ -69,8 +69,9 @@ sfl_gcs_classify(SflObjectClient *self, const SflObjectRequest *call, SflHttpRes
 	const gchar *message =
 		json_string_value(json_object_get(json_object_get(doc, "error"), "message"));
 	g_autofree gchar *what = sfl_gcs_client_describe(self, call->key);
+	SflHttpClass klass = sfl_http_status_class(status);
 
-	if (status >= 200 && status < 300)
+	if (klass == SFL_HTTP_CLASS_SUCCESS)
 		return TRUE;
 	if (message == NULL)
 		message = "";
@@ -84,19 +85,19 @@ sfl_gcs_classify(SflObjectClient *self, const SflObjectRequest *call, SflHttpRes
 			    what);
 		return FALSE;
 	}
-	if (status == 412 || status == 409) {
+	if (klass == SFL_HTTP_CLASS_CONFLICT) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
 			    "%s: precondition failed (HTTP %u): another writer changed it", what,
 			    status);
 		return FALSE;
 	}
-	if (status >= 500 || status == 429 || status == 408) {
+	if (sfl_http_class_is_retryable(klass)) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "%s: HTTP %u %s", what, status,
 			    message);
 		return FALSE;
 	}
 	g_set_error(error, SFL_ERROR,
-		    status == 401 || status == 403 ? SFL_ERROR_AUTH : SFL_ERROR_REJECTED,
+		    klass == SFL_HTTP_CLASS_AUTH ? SFL_ERROR_AUTH : SFL_ERROR_REJECTED,
 		    "%s: HTTP %u %s", what, status, message);
 	return FALSE;
 }

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "sfl-kinds.h"
 #include "sfl-shape.h"
 
 /* a position longer than this is cut in /statusz: an id window can be kilobytes */
@@ -80,75 +81,65 @@ sfl_run_obs_free(SflRunObs *self)
 	g_free(self);
 }
 
-/* the cursor's own time: `last_created` (ELF), `last_ts` (objects, ApexLog); FALSE if none */
+/* splits off the multi-org prefix "org=<name>:"; FALSE for a malformed one */
 static gboolean
-sfl_run_obs_cursor_time(const gchar *value, const gchar *field, gdouble *seconds)
+sfl_run_obs_split_key(const gchar *key, gchar **org, const gchar **rest)
 {
-	json_t *root = json_loads(value, 0, NULL);
-	const gchar *text = NULL;
-	gint64 usec = 0;
-	gboolean ok = FALSE;
+	const gchar *colon = NULL;
 
-	if (root == NULL)
+	*org = NULL;
+	*rest = key;
+	if (!g_str_has_prefix(key, "org="))
+		return TRUE;
+	colon = strchr(key + 4, ':');
+	if (colon == NULL)
 		return FALSE;
-	text = json_string_value(json_object_get(root, field));
-	if (text != NULL && sfl_parse_iso_datetime(text, &usec)) {
-		*seconds = (gdouble)usec / G_USEC_PER_SEC;
-		ok = TRUE;
-	}
-	json_decref(root);
-	return ok;
+	*org = g_strndup(key + 4, (gsize)(colon - key - 4));
+	*rest = colon + 1;
+	return TRUE;
 }
 
-/* original §1.8, with the multi-org keys included (SFL-0016) and the objects cursor parsed */
+/* the source that wrote @key (unprefixed) describes it; FALSE when none claims it */
+static gboolean
+sfl_run_obs_describe(const gchar *key, const gchar *value, SflCheckpointView *view)
+{
+	guint n = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n);
+
+	for (guint i = 0; i < n; i++) {
+		if (kinds[i].describe_checkpoint != NULL &&
+		    kinds[i].describe_checkpoint(key, value, view))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* original §1.8, with the multi-org keys included (SFL-0016) */
 static void
 sfl_run_obs_gauges(SflRunObs *self, const gchar *key, const gchar *value, gint64 now)
 {
-	const gchar *org = NULL;
-	g_autofree gchar *org_name = NULL;
-	const gchar *rest = key;
-	const gchar *source = NULL;
-	const gchar *object = NULL;
-	const gchar *field = NULL;
+	g_autofree gchar *org = NULL;
+	const gchar *rest = NULL;
+	SflCheckpointView view = { 0 };
 	gdouble seconds = (gdouble)now / G_USEC_PER_SEC;
 
-	if (g_str_has_prefix(key, "org=")) {
-		const gchar *colon = strchr(key + 4, ':');
-		if (colon == NULL)
-			return;
-		org_name = g_strndup(key + 4, (gsize)(colon - key - 4));
-		org = org_name;
-		rest = colon + 1;
-	}
+	if (!sfl_run_obs_split_key(key, &org, &rest))
+		return;
 	/* a label set is fixed per family: a key of the other mode cannot be shown */
 	if ((org != NULL) != self->multi_org)
 		return;
-	if (g_str_has_prefix(rest, "pubsub:")) {
-		const gchar *values[] = { rest + 7, org, NULL };
+	if (!sfl_run_obs_describe(rest, value, &view))
+		return;
+	if (view.topic != NULL) {
+		const gchar *values[] = { view.topic, org, NULL };
 		sfl_series_set(sfl_metric_family_series(self->replay_commit, values), seconds);
-		return;
-	}
-	if (g_str_has_prefix(rest, "eventlog_objects:")) {
-		source = "eventlog_objects";
-		object = rest + strlen("eventlog_objects:");
-		field = "last_ts";
-	} else if (g_str_has_prefix(rest, "eventlogfile:")) {
-		source = "eventlogfile";
-		object = rest + strlen("eventlogfile:");
-		field = "last_created";
-	} else if (g_str_equal(rest, "apexlog")) {
-		source = "apexlog";
-		object = "apexlog";
-		field = "last_ts";
-	} else {
-		return;
-	}
-	{
-		const gchar *values[] = { source, object, org, NULL };
+	} else if (view.source != NULL && view.object != NULL) {
+		const gchar *values[] = { view.source, view.object, org, NULL };
 		/* a cursor without its time still proves progress: the commit time stands in */
-		(void)sfl_run_obs_cursor_time(value, field, &seconds);
-		sfl_series_set(sfl_metric_family_series(self->watermark, values), seconds);
+		sfl_series_set(sfl_metric_family_series(self->watermark, values),
+			       view.has_time ? view.time_seconds : seconds);
 	}
+	sfl_checkpoint_view_clear(&view);
 }
 
 /**
@@ -175,25 +166,18 @@ sfl_run_obs_committed(SflRunObs *self, const SflStateDoc *doc, gint64 now_wall_u
 	}
 }
 
-/* the part of a cursor a person reads: its time, else the value itself (cut) */
+/* the part of a cursor a person reads, as its source says; else the value itself (cut) */
 static json_t *
-sfl_run_obs_position(const gchar *value)
+sfl_run_obs_position(const gchar *key, const gchar *value)
 {
-	static const gchar *const fields[] = { "last_created", "last_ts", "replay_id" };
-	json_t *root = json_loads(value, 0, NULL);
-	json_t *out = NULL;
+	g_autofree gchar *org = NULL;
+	const gchar *rest = NULL;
+	SflCheckpointView view = { 0 };
 
-	for (guint i = 0; root != NULL && json_is_object(root) && i < G_N_ELEMENTS(fields); i++) {
-		json_t *v = json_object_get(root, fields[i]);
-		if (v != NULL && !json_is_null(v)) {
-			out = json_pack("{s:O}", fields[i], v);
-			break;
-		}
-	}
-	if (root != NULL)
-		json_decref(root);
-	if (out != NULL)
-		return out;
+	if (sfl_run_obs_split_key(key, &org, &rest) && sfl_run_obs_describe(rest, value, &view) &&
+	    view.position != NULL)
+		return g_steal_pointer(&view.position);
+	sfl_checkpoint_view_clear(&view);
 	if (strlen(value) <= SFL_RUN_OBS_POSITION_MAX)
 		return json_string(value);
 	{
@@ -234,8 +218,8 @@ sfl_run_obs_checkpoints(SflRunObs *self, gint64 now_wall_usec)
 		json_array_append_new(
 			out,
 			json_pack("{s:s, s:o, s:s?, s:f}", "key", (const gchar *)keys[i],
-				  "position", sfl_run_obs_position(c->value), "committed_at", iso,
-				  "age_seconds",
+				  "position", sfl_run_obs_position(keys[i], c->value),
+				  "committed_at", iso, "age_seconds",
 				  (gdouble)(now_wall_usec - c->committed_at) / G_USEC_PER_SEC));
 	}
 	return out;

@@ -86,8 +86,9 @@ sfl_s3_classify(SflObjectClient *client, const SflObjectRequest *call, SflHttpRe
 	g_autofree gchar *message = NULL;
 	g_autofree gchar *what = sfl_s3_client_describe(client, call->key);
 	const gchar *op = sfl_object_request_method(call);
+	SflHttpClass klass = sfl_http_status_class(status);
 
-	if (status >= 200 && status < 300)
+	if (klass == SFL_HTTP_CLASS_SUCCESS)
 		return TRUE;
 	code = sfl_s3_xml_field(body, "Code");
 	message = sfl_s3_xml_field(body, "Message");
@@ -117,14 +118,14 @@ sfl_s3_classify(SflObjectClient *client, const SflObjectRequest *call, SflHttpRe
 			    message != NULL ? message : "");
 		return FALSE;
 	}
-	if (status >= 500 || sfl_s3_code_is_transient(code)) {
+	if (klass == SFL_HTTP_CLASS_SERVER || sfl_s3_code_is_transient(code)) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "%s %s: HTTP %u %s%s%s", op,
 			    what, status, code != NULL ? code : "", message != NULL ? ": " : "",
 			    message != NULL ? message : "");
 		return FALSE;
 	}
 	g_set_error(error, SFL_ERROR,
-		    status == 401 || status == 403 ? SFL_ERROR_AUTH : SFL_ERROR_REJECTED,
+		    klass == SFL_HTTP_CLASS_AUTH ? SFL_ERROR_AUTH : SFL_ERROR_REJECTED,
 		    "%s %s: HTTP %u %s%s%s", op, what, status, code != NULL ? code : "",
 		    message != NULL ? ": " : "", message != NULL ? message : "");
 	return FALSE;

@@ -45,21 +45,6 @@ struct _SflRecord {
 	guint perm_cap;
 };
 
-/* bytes JSON copies as they are: printable ASCII but the quote and the backslash */
-static const guint8 sfl_json_plain[256] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
-
-static const gchar sfl_hex_lower[] = "0123456789abcdef";
-
 /* --- lifecycle ------------------------------------------------------------------------------ */
 
 /**
@@ -413,22 +398,6 @@ sfl_record_remove(SflRecord *self, const gchar *name)
 
 /* --- numbers -------------------------------------------------------------------------------- */
 
-static void
-sfl_append_int64(GString *out, gint64 value)
-{
-	gchar buf[24];
-	gchar *p = buf + sizeof(buf);
-	guint64 u = value < 0 ? (guint64)0 - (guint64)value : (guint64)value;
-
-	do {
-		*--p = (gchar)('0' + (u % 10));
-		u /= 10;
-	} while (u != 0);
-	if (value < 0)
-		*--p = '-';
-	g_string_append_len(out, p, (gssize)(buf + sizeof(buf) - p));
-}
-
 /*
  * Splits a "d.ddde±XX" string into its digits and exponent; FALSE for anything else.
  */
@@ -696,67 +665,6 @@ sfl_append_pyfloat(GString *out, gdouble value)
 
 /* --- canonical JSON ------------------------------------------------------------------------- */
 
-static void
-sfl_json_append_uescape(GString *out, gunichar u)
-{
-	gchar esc[6] = { '\\', 'u' };
-
-	esc[2] = sfl_hex_lower[(u >> 12) & 0xf];
-	esc[3] = sfl_hex_lower[(u >> 8) & 0xf];
-	esc[4] = sfl_hex_lower[(u >> 4) & 0xf];
-	esc[5] = sfl_hex_lower[u & 0xf];
-	g_string_append_len(out, esc, 6);
-}
-
-static void
-sfl_json_append_escaped_slow(GString *out, const gchar *s, gsize len)
-{
-	const gchar *p = s;
-	const gchar *end = s + len;
-	const gchar *run = s;
-
-	while (p < end) {
-		guchar c = (guchar)*p;
-		gunichar u;
-
-		if (sfl_json_plain[c]) {
-			p++;
-			continue;
-		}
-		if (p > run)
-			g_string_append_len(out, run, p - run);
-		if (c < 0x80) {
-			const gchar *esc = sfl_json_short_escape(c);
-			p++;
-			run = p;
-			if (esc != NULL) {
-				g_string_append(out, esc);
-				continue;
-			}
-			u = c;
-		} else {
-			u = g_utf8_get_char_validated(p, end - p);
-			if (u == (gunichar)-1 || u == (gunichar)-2) {
-				/* the contract says valid UTF-8; a stray byte must not break the
-				 * line */
-				u = 0xfffd;
-				p++;
-			} else {
-				p = g_utf8_next_char(p);
-			}
-			run = p;
-		}
-		if (u > 0xffff) {
-			sfl_json_append_uescape(out, 0xd800 + ((u - 0x10000) >> 10));
-			sfl_json_append_uescape(out, 0xdc00 + ((u - 0x10000) & 0x3ff));
-		} else {
-			sfl_json_append_uescape(out, u);
-		}
-	}
-	if (p > run)
-		g_string_append_len(out, run, p - run);
-}
-
 /* grows @out so @extra more bytes fit, and returns where they go; the caller sets len */
 static inline gchar *
 sfl_json_reserve(GString *out, gsize extra)
@@ -794,7 +702,7 @@ sfl_json_all_plain(const gchar *s, gsize len)
 			return FALSE;
 	}
 	for (; i < len; i++) {
-		if (!sfl_json_plain[(guchar)s[i]])
+		if (!sfl_pyjson_plain[(guchar)s[i]])
 			return FALSE;
 	}
 	return TRUE;
@@ -817,11 +725,11 @@ sfl_json_append_str(GString *out, const gchar *s, gsize len)
 		out->str[out->len] = '\0';
 		return;
 	}
-	while (i < len && sfl_json_plain[u[i]])
+	while (i < len && sfl_pyjson_plain[u[i]])
 		i++;
 	g_string_append_c(out, '"');
 	g_string_append_len(out, s, (gssize)i);
-	sfl_json_append_escaped_slow(out, s + i, len - i);
+	sfl_pyjson_append_escaped(out, s + i, len - i);
 	g_string_append_c(out, '"');
 }
 
@@ -897,7 +805,7 @@ sfl_json_append_value(GString *out, json_t *value)
 		sfl_json_append_str(out, json_string_value(value), json_string_length(value));
 		break;
 	case JSON_INTEGER:
-		sfl_append_int64(out, (gint64)json_integer_value(value));
+		sfl_pyjson_append_int64(out, (gint64)json_integer_value(value));
 		break;
 	case JSON_REAL:
 		sfl_json_append_pyfloat(out, json_real_value(value));
@@ -923,7 +831,7 @@ sfl_json_append_field(GString *out, const SflField *field)
 		sfl_json_append_str(out, field->str, field->len);
 		break;
 	case SFL_VALUE_INT:
-		sfl_append_int64(out, field->i);
+		sfl_pyjson_append_int64(out, field->i);
 		break;
 	case SFL_VALUE_REAL:
 		sfl_json_append_pyfloat(out, field->d);
@@ -1174,7 +1082,7 @@ sfl_py_append_repr_json(GString *out, json_t *value)
 		sfl_py_append_repr_str(out, json_string_value(value), json_string_length(value));
 		break;
 	case JSON_INTEGER:
-		sfl_append_int64(out, (gint64)json_integer_value(value));
+		sfl_pyjson_append_int64(out, (gint64)json_integer_value(value));
 		break;
 	case JSON_REAL:
 		sfl_append_pyfloat(out, json_real_value(value));
@@ -1209,7 +1117,7 @@ sfl_field_append_pystr(const SflField *field, GString *out)
 		g_string_append_len(out, field->str, (gssize)field->len);
 		break;
 	case SFL_VALUE_INT:
-		sfl_append_int64(out, field->i);
+		sfl_pyjson_append_int64(out, field->i);
 		break;
 	case SFL_VALUE_REAL:
 		sfl_append_pyfloat(out, field->d);

@@ -9,8 +9,6 @@
 #include "sfl-gcs-token.h"
 
 #include <jansson.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <string.h>
 
 #include "sfl-autocleanups.h"
@@ -18,10 +16,6 @@
 #include "sfl-http.h"
 #include "sfl-jwt.h"
 #include "sfl-object-client.h"
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_PKEY, EVP_PKEY_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(EVP_MD_CTX, EVP_MD_CTX_free)
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(BIO, BIO_free)
 
 #define SFL_GCS_TOKEN_MARGIN_USEC (5 * 60 * G_USEC_PER_SEC)
 #define SFL_GCS_TOKEN_TIMEOUT_MS  10000
@@ -32,7 +26,7 @@ struct _SflGcsTokenProvider {
 	SflClock *clock;
 	SflCurlLoop *loop;
 	/* service-account key */
-	EVP_PKEY *key;
+	SflJwtSigner *key;
 	gchar *client_email;
 	gchar *key_id;
 	gchar *token_uri;
@@ -55,7 +49,7 @@ sfl_gcs_token_load_key(SflGcsTokenProvider *self, const gchar *path, GError **er
 	json_error_t jerr;
 	g_autoptr(json_t) doc = NULL;
 	g_autoptr(GError) local = NULL;
-	g_autoptr(BIO) bio = NULL;
+	g_autoptr(GError) key_error = NULL;
 	const gchar *pem;
 	const gchar *email;
 	const gchar *uri;
@@ -83,9 +77,9 @@ sfl_gcs_token_load_key(SflGcsTokenProvider *self, const gchar *path, GError **er
 			    "%s lacks private_key or client_email", path);
 		return FALSE;
 	}
-	bio = BIO_new_mem_buf(pem, -1);
-	self->key = bio != NULL ? PEM_read_bio_PrivateKey(bio, NULL, NULL, (void *)"") : NULL;
-	if (self->key == NULL || !EVP_PKEY_is_a(self->key, "RSA")) {
+	/* the key size is the token endpoint's to judge (Google issues 2048-bit keys) */
+	self->key = sfl_jwt_signer_new_rsa_pem(pem, -1, 0, &key_error);
+	if (self->key == NULL) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 			    "%s: private_key is not an unencrypted RSA PEM key", path);
 		return FALSE;
@@ -97,7 +91,7 @@ sfl_gcs_token_load_key(SflGcsTokenProvider *self, const gchar *path, GError **er
 	return TRUE;
 }
 
-/* RS256 over header.claims, base64url without padding (RFC 7515) */
+/* the service-account assertion: its own claims and "kid", signed by the shared RS256 signer */
 static gchar *
 sfl_gcs_token_jwt(SflGcsTokenProvider *self, GError **error)
 {
@@ -105,14 +99,9 @@ sfl_gcs_token_jwt(SflGcsTokenProvider *self, GError **error)
 	g_autoptr(json_t) claims = json_object();
 	g_autofree gchar *header_text = NULL;
 	g_autofree gchar *claims_text = NULL;
-	g_autofree gchar *h64 = NULL;
-	g_autofree gchar *c64 = NULL;
-	g_autofree gchar *input = NULL;
-	g_autofree guint8 *sig = NULL;
-	g_autofree gchar *s64 = NULL;
-	g_autoptr(EVP_MD_CTX) md = EVP_MD_CTX_new();
+	g_autoptr(GError) local = NULL;
+	gchar *jwt = NULL;
 	gint64 now = sfl_clock_wall_usec(self->clock) / G_USEC_PER_SEC;
-	gsize sig_len = 0;
 
 	json_object_set_new(header, "alg", json_string("RS256"));
 	json_object_set_new(header, "typ", json_string("JWT"));
@@ -125,23 +114,11 @@ sfl_gcs_token_jwt(SflGcsTokenProvider *self, GError **error)
 	json_object_set_new(claims, "exp", json_integer(now + 3600));
 	header_text = json_dumps(header, JSON_COMPACT);
 	claims_text = json_dumps(claims, JSON_COMPACT);
-	h64 = sfl_base64url_encode((const guint8 *)header_text, strlen(header_text));
-	c64 = sfl_base64url_encode((const guint8 *)claims_text, strlen(claims_text));
-	input = g_strconcat(h64, ".", c64, NULL);
-	if (md == NULL || EVP_DigestSignInit(md, NULL, EVP_sha256(), NULL, self->key) != 1 ||
-	    EVP_DigestSign(md, NULL, &sig_len, (const guint8 *)input, strlen(input)) != 1) {
+	jwt = sfl_jwt_signer_sign_parts(self->key, header_text, claims_text, &local);
+	if (jwt == NULL)
 		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_AUTH,
 				    "cannot sign the service-account assertion");
-		return NULL;
-	}
-	sig = g_malloc(sig_len);
-	if (EVP_DigestSign(md, sig, &sig_len, (const guint8 *)input, strlen(input)) != 1) {
-		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_AUTH,
-				    "cannot sign the service-account assertion");
-		return NULL;
-	}
-	s64 = sfl_base64url_encode(sig, sig_len);
-	return g_strconcat(input, ".", s64, NULL);
+	return jwt;
 }
 
 static void
@@ -176,7 +153,10 @@ sfl_gcs_token_response_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	token = json_string_value(json_object_get(doc, "access_token"));
 	if (status != 200 || token == NULL) {
 		const gchar *reason = json_string_value(json_object_get(doc, "error"));
-		g_set_error(&error, SFL_ERROR, status >= 500 ? SFL_ERROR_TRANSIENT : SFL_ERROR_AUTH,
+		g_set_error(&error, SFL_ERROR,
+			    sfl_http_status_class(status) == SFL_HTTP_CLASS_SERVER
+				    ? SFL_ERROR_TRANSIENT
+				    : SFL_ERROR_AUTH,
 			    "%s refused the Cloud Storage token request (HTTP %u%s%s)", what,
 			    status, reason != NULL ? " " : "", reason != NULL ? reason : "");
 		sfl_gcs_token_deliver(self, NULL, error);
@@ -283,7 +263,7 @@ sfl_gcs_token_provider_finalize(GObject *object)
 
 	g_clear_pointer(&self->clock, sfl_clock_unref);
 	g_clear_object(&self->loop);
-	g_clear_pointer(&self->key, EVP_PKEY_free);
+	g_clear_pointer(&self->key, sfl_jwt_signer_free);
 	g_free(self->client_email);
 	g_free(self->key_id);
 	g_free(self->token_uri);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sfl-error.h"
-#include "sfl-loki-encode.h"
+#include "sfl-loki-labels.h"
 
 struct _SflLabelsInterner {
 	gint ref_count;

@@ -519,23 +519,19 @@ sfl_grpc_call_start(SflGrpcCall *self, GError **error)
 
 	g_return_val_if_fail(self != NULL && !self->started, FALSE);
 
-	self->easy = curl_easy_init();
+	self->easy = sfl_curl_loop_new_easy(
+		self->loop, self->url,
+		&(SflCurlEasyOptions){ .user_agent = "grpc-c-sf2loki/" PACKAGE_VERSION }, &rc);
 	if (self->easy == NULL) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INTERNAL, "cannot create a curl handle");
 		return FALSE;
 	}
-	rc |= curl_easy_setopt(self->easy, CURLOPT_URL, self->url);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	rc |= curl_easy_setopt(self->easy, CURLOPT_NOSIGNAL, 1L);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_USERAGENT, "grpc-c-sf2loki/" PACKAGE_VERSION);
-	rc |= sfl_curl_loop_apply_trust(self->loop, self->easy);
 	/*
 	 * Through an HTTP proxy (HTTPS_PROXY, read by curl) the call always goes in a CONNECT
 	 * tunnel: HTTP/2 cannot be forwarded request by request, and an h2c endpoint would
 	 * otherwise be sent to the proxy as a plain-HTTP request. No effect without a proxy.
 	 */
 	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTPPROXYTUNNEL, 1L);
-	rc |= curl_easy_setopt(self->easy, CURLOPT_FOLLOWLOCATION, 0L);
 	rc |= curl_easy_setopt(self->easy, CURLOPT_HTTP_VERSION,
 			       self->h2c ? (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
 					 : (long)CURL_HTTP_VERSION_2TLS);

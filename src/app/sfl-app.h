@@ -8,11 +8,13 @@
 #include "sfl-config.h"
 #include "sfl-coordinator.h"
 #include "sfl-curl-loop.h"
+#include "sfl-sink.h"
 
 G_BEGIN_DECLS
 
 /*
- * The composition root: the only place that turns configuration into concrete types.
+ * The composition root: the only place that turns configuration into concrete types, through
+ * the kind tables of sfl-kinds.h.
  */
 
 SflCheckpointStore *sfl_app_build_store(const SflConfig *config, gboolean exclusive,
@@ -24,6 +26,8 @@ gboolean sfl_app_store_wants_exclusive(const SflConfig *config);
 SflCoordinator *sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *loop,
 					  GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_app_coordinator_is_fenced(const SflConfig *config);
+SflSink *sfl_app_build_sink(const SflConfig *config, SflCurlLoop *loop, guint push_timeout_ms,
+			    GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gchar *sfl_app_default_holder(void) G_GNUC_WARN_UNUSED_RESULT;
 
 /* offline: why a run would ingest nothing (every source of every org off), or NULL */

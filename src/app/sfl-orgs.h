@@ -46,8 +46,6 @@ gboolean sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **err
 /* builds and starts every enabled source of every org on @pipeline */
 void sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
 			    SflMetrics *metrics);
-/* the pipeline reports @lane writable */
-void sfl_orgs_notify_writable(SflOrgs *self, SflLane lane);
 /* stops and drops the term's sources */
 void sfl_orgs_stop_sources(SflOrgs *self);
 guint sfl_orgs_get_n_sources(SflOrgs *self);

@@ -701,22 +701,6 @@ sfl_avro_read_length(SflAvroReader *r, const gchar *what, gsize *len)
 	return TRUE;
 }
 
-static void
-sfl_avro_append_int(GString *out, gint64 value)
-{
-	gchar buf[24];
-	gchar *p = buf + sizeof(buf);
-	guint64 u = value < 0 ? (guint64)0 - (guint64)value : (guint64)value;
-
-	do {
-		*--p = (gchar)('0' + (u % 10));
-		u /= 10;
-	} while (u != 0);
-	if (value < 0)
-		*--p = '-';
-	g_string_append_len(out, p, (gssize)(buf + sizeof(buf) - p));
-}
-
 /* json.dumps of a double: repr() digits, with the non-finite values spelled like JavaScript */
 static void
 sfl_avro_append_double(GString *out, gdouble value)
@@ -736,18 +720,6 @@ static inline gboolean
 sfl_avro_plain(guint8 c)
 {
 	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-}
-
-static void
-sfl_avro_append_uescape(GString *out, gunichar u)
-{
-	gchar esc[6] = { '\\', 'u' };
-
-	esc[2] = sfl_avro_hex[(u >> 12) & 0xf];
-	esc[3] = sfl_avro_hex[(u >> 8) & 0xf];
-	esc[4] = sfl_avro_hex[(u >> 4) & 0xf];
-	esc[5] = sfl_avro_hex[u & 0xf];
-	g_string_append_len(out, esc, 6);
 }
 
 /*
@@ -815,26 +787,19 @@ sfl_avro_append_string(SflAvroReader *r, const guint8 *s, gsize len)
 		}
 		g_string_append_len(out, (const gchar *)s + run, (gssize)(i - run));
 		if (c < 0x80) {
-			const gchar *esc = sfl_json_short_escape(c);
-			if (esc != NULL)
-				g_string_append(out, esc);
-			else
-				sfl_avro_append_uescape(out, c);
-			i++;
+			u = c;
+			n = 1;
 		} else {
+			/* stricter than the shared escaper: a bad event fails instead of changing
+			 */
 			n = sfl_avro_utf8_char(s + i, len - i, &u);
 			if (n == 0)
 				return sfl_avro_fail(
 					r, "string at byte %" G_GSIZE_FORMAT " is not valid UTF-8",
 					(gsize)(s - r->begin));
-			if (u > 0xffff) {
-				sfl_avro_append_uescape(out, 0xd800 + ((u - 0x10000) >> 10));
-				sfl_avro_append_uescape(out, 0xdc00 + ((u - 0x10000) & 0x3ff));
-			} else {
-				sfl_avro_append_uescape(out, u);
-			}
-			i += n;
 		}
+		sfl_pyjson_append_char(out, u);
+		i += n;
 		run = i;
 	}
 	g_string_append_len(out, (const gchar *)s + run, (gssize)(len - run));
@@ -1464,7 +1429,7 @@ sfl_avro_read_value(SflAvroReader *r, const SflAvroNode *node)
 		return TRUE;
 	case SFL_AVRO_INT:
 	case SFL_AVRO_LONG:
-		sfl_avro_append_int(r->out, v.i);
+		sfl_pyjson_append_int64(r->out, v.i);
 		return TRUE;
 	case SFL_AVRO_FLOAT:
 	case SFL_AVRO_DOUBLE:

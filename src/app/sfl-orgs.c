@@ -8,10 +8,8 @@
 
 #include "sfl-orgs.h"
 
-#include "sfl-elf-source.h"
 #include "sfl-error.h"
-#include "sfl-objects-source.h"
-#include "sfl-pubsub-source.h"
+#include "sfl-kinds.h"
 #include "sfl-sf-auth.h"
 #include "sfl-sf-rest.h"
 #include "sfl-sf-limits.h"
@@ -141,10 +139,14 @@ sfl_orgs_check_config(const SflConfig *config, GError **error)
 static gboolean
 sfl_orgs_has_sources(SflOrg *org)
 {
-	const SflSourcesConfig *s = org->sources;
-	return s->eventlogfile.enabled ||
-	       (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0) ||
-	       (s->pubsub.enabled && s->pubsub.topics != NULL && s->pubsub.topics[0] != NULL);
+	guint n = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n);
+
+	for (guint i = 0; i < n; i++) {
+		if (kinds[i].wanted(org->sources))
+			return TRUE;
+	}
+	return FALSE;
 }
 
 static SflOrg *
@@ -359,11 +361,12 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 	g_auto(GStrv) labels = sfl_orgs_static_labels(self, org);
 	g_autofree gchar *prefix =
 		org->name[0] != '\0' ? g_strdup_printf("org=%s:", org->name) : g_strdup("");
+	/* classified by name, as the original does (§1.5) */
+	g_autoptr(SflLaneHandle) lane = sfl_pipeline_get_lane(
+		pipeline, g_str_equal(sfl_source_get_name(source), "pubsub") ? SFL_LANE_STREAMING
+									     : SFL_LANE_BULK);
 	SflSourceContext ctx = {
-		.pipeline = pipeline,
-		/* classified by name, as the original does (§1.5) */
-		.lane = g_str_equal(sfl_source_get_name(source), "pubsub") ? SFL_LANE_STREAMING
-									   : SFL_LANE_BULK,
+		.lane = lane,
 		.store = store,
 		.interner = self->interner,
 		.clock = self->clock,
@@ -387,6 +390,8 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 		       SflMetrics *metrics)
 {
 	const SflLokiLabelCardinalityConfig *lc = &self->config->data.sink.loki.label_cardinality;
+	guint n_kinds = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n_kinds);
 
 	if (self->label_guard == NULL && lc->max_values > 0 && lc->window > 0)
 		self->label_guard = sfl_label_guard_new((guint)MIN(lc->max_values, G_MAXUINT),
@@ -395,7 +400,6 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 		SflOrg *org = g_ptr_array_index(self->orgs, i);
 		const SflSourcesConfig *s = org->sources;
 		const gchar *salt = sfl_orgs_salt(s);
-		g_autoptr(GError) error = NULL;
 
 		if (org->rest == NULL)
 			continue;
@@ -403,55 +407,26 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 			org->limits = sfl_sf_limits_new(org->rest, self->clock,
 							org->sf->limits.poll_interval, metrics,
 							org->name[0] != '\0' ? org->name : NULL);
-		if (s->eventlogfile.enabled) {
-			SflElfSource *elf =
-				sfl_elf_source_new(org->rest, &s->eventlogfile, s, salt, &error);
+		for (guint k = 0; k < n_kinds; k++) {
+			const SflSourceBuildArgs args = {
+				.auth = org->auth,
+				.rest = org->rest,
+				.sources = s,
+				.org_id = org->org_id,
+				.salt = salt,
+			};
+			g_autoptr(GError) error = NULL;
+			SflSource *source = NULL;
+
+			if (!kinds[k].wanted(s))
+				continue;
+			source = kinds[k].build(&args, &error);
 			/* checked at start-up already */
-			if (elf == NULL)
-				g_critical("eventlogfile: %s", error->message);
+			if (source == NULL)
+				g_critical("%s: %s", kinds[k].name, error->message);
 			else
-				sfl_orgs_start_one(self, SFL_SOURCE(elf), org, pipeline, store,
-						   metrics);
+				sfl_orgs_start_one(self, source, org, pipeline, store, metrics);
 		}
-		g_clear_error(&error);
-		if (s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0) {
-			SflObjectsSource *objs = sfl_objects_source_new(
-				org->rest, &s->eventlog_objects, salt, &error);
-			if (objs == NULL)
-				g_critical("eventlog_objects: %s", error->message);
-			else
-				sfl_orgs_start_one(self, SFL_SOURCE(objs), org, pipeline, store,
-						   metrics);
-		}
-		g_clear_error(&error);
-		if (s->pubsub.enabled && s->pubsub.topics != NULL && s->pubsub.topics[0] != NULL) {
-			SflPubsubSource *ps = sfl_pubsub_source_new(
-				org->auth, org->rest, &s->pubsub, s, org->org_id, salt, &error);
-			if (ps == NULL)
-				g_critical("pubsub: %s", error->message);
-			else
-				sfl_orgs_start_one(self, SFL_SOURCE(ps), org, pipeline, store,
-						   metrics);
-		}
-	}
-}
-
-static gpointer
-sfl_orgs_ref_source(gconstpointer source, gpointer user_data)
-{
-	return g_object_ref((gpointer)source);
-}
-
-void
-sfl_orgs_notify_writable(SflOrgs *self, SflLane lane)
-{
-	/* the copy keeps the running array's free function: it must hold its own references */
-	g_autoptr(GPtrArray) snapshot = g_ptr_array_copy(self->running, sfl_orgs_ref_source, NULL);
-
-	for (guint i = 0; i < snapshot->len; i++) {
-		SflSource *source = g_ptr_array_index(snapshot, i);
-		if (sfl_source_get_context(source)->lane == lane)
-			sfl_source_notify_writable(source);
 	}
 }
 

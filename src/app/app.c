@@ -1,0 +1,684 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflApp"
+
+#include "config.h"
+
+#include "sfl-app.h"
+
+#include "sfl-elf-source.h"
+#include "sfl-error.h"
+#include "sfl-kinds.h"
+#include "sfl-loki-sink.h"
+#include "sfl-probes-private.h"
+#include "sfl-file-lease-coordinator.h"
+#include "sfl-file-store.h"
+#include "sfl-k8s-lease-coordinator.h"
+#include "sfl-k8s-lease-doctor.h"
+#include "sfl-noop-coordinator.h"
+#include "sfl-gcs-client.h"
+#include "sfl-object-lease-coordinator.h"
+#include "sfl-objects-source.h"
+#include "sfl-object-store.h"
+#include "sfl-s3-client.h"
+#include "sfl-lease-doc.h"
+#include "sfl-platform.h"
+#include "sfl-pubsub-source.h"
+
+/**
+ * sfl_app_store_wants_exclusive:
+ * @config: the configuration
+ *
+ * Without a coordinator the file store's lock is what keeps a second instance away; under a
+ * coordinator the lease does that job, and a process-lifetime lock would stop a promoted
+ * standby from ever writing.
+ *
+ * Returns: whether the daemon holds the state file's lock
+ */
+gboolean
+sfl_app_store_wants_exclusive(const SflConfig *config)
+{
+	const SflStoreKind *store = sfl_store_kind_for_config(config, NULL);
+	const SflCoordinatorKind *coordinator = sfl_coordinator_kind_for_config(config, NULL);
+
+	return store != NULL && coordinator != NULL && store->self_locking && !coordinator->fenced;
+}
+
+/* how long one object-store request may take before it counts as a transient failure */
+#define SFL_APP_OBJECT_TIMEOUT_MS 30000
+
+/* one S3 bucket behind the default credential chain */
+static SflObjectClient *
+sfl_app_s3_client(const gchar *section, const gchar *bucket, const gchar *region,
+		  const gchar *endpoint_url, guint timeout_ms, GError **error)
+{
+	g_autoptr(SflAwsCredentialProvider) creds =
+		sfl_aws_credential_provider_new(NULL, NULL, NULL);
+	SflObjectClient *client =
+		sfl_s3_client_new(bucket, region, endpoint_url, creds, NULL, timeout_ms, error);
+
+	if (client == NULL)
+		g_prefix_error(error, "%s: ", section);
+	return client;
+}
+
+/* one GCS bucket: a service-account key, application default credentials or an emulator */
+static SflObjectClient *
+sfl_app_gcs_client(const gchar *section, const gchar *bucket, const gchar *service_file,
+		   guint timeout_ms, GError **error)
+{
+	SflObjectClient *client =
+		sfl_gcs_client_new(bucket, service_file, NULL, NULL, timeout_ms, error);
+
+	if (client == NULL)
+		g_prefix_error(error, "%s: ", section);
+	return client;
+}
+
+/* --- checkpoint stores ------------------------------------------------------------------ */
+
+static SflCheckpointStore *
+sfl_app_file_store(const SflConfig *config, gboolean exclusive, GError **error)
+{
+	return sfl_file_store_new(config->data.state.file.path, exclusive);
+}
+
+static gchar *
+sfl_app_file_store_location(const SflConfig *config)
+{
+	return g_strdup(config->data.state.file.path);
+}
+
+static SflCheckpointStore *
+sfl_app_s3_store(const SflConfig *config, gboolean exclusive, GError **error)
+{
+	const SflStateConfig *state = &config->data.state;
+	g_autoptr(SflObjectClient) client =
+		sfl_app_s3_client("state.s3", state->s3.bucket, state->s3.region,
+				  state->s3.endpoint_url, SFL_APP_OBJECT_TIMEOUT_MS, error);
+
+	if (client == NULL)
+		return NULL;
+	return sfl_object_store_new(client, state->s3.key);
+}
+
+static gchar *
+sfl_app_s3_store_location(const SflConfig *config)
+{
+	const SflStateConfig *state = &config->data.state;
+	return g_strdup_printf("s3://%s/%s", state->s3.bucket, state->s3.key);
+}
+
+static SflCheckpointStore *
+sfl_app_gcs_store(const SflConfig *config, gboolean exclusive, GError **error)
+{
+	const SflStateConfig *state = &config->data.state;
+	g_autoptr(SflObjectClient) client =
+		sfl_app_gcs_client("state.gcs", state->gcs.bucket, state->gcs.service_file,
+				   SFL_APP_OBJECT_TIMEOUT_MS, error);
+
+	if (client == NULL)
+		return NULL;
+	return sfl_object_store_new(client, state->gcs.object_name);
+}
+
+static gchar *
+sfl_app_gcs_store_location(const SflConfig *config)
+{
+	const SflStateConfig *state = &config->data.state;
+	return g_strdup_printf("gs://%s/%s", state->gcs.bucket, state->gcs.object_name);
+}
+
+/* state.store: a new store is its folder in state/ plus one line here */
+static const SflStoreKind sfl_app_store_kinds[] = {
+	{ "file", "state.file", sfl_app_file_store, sfl_app_file_store_location, TRUE,
+	  sfl_probe_file_store },
+	{ "s3", "state.s3", sfl_app_s3_store, sfl_app_s3_store_location, FALSE,
+	  sfl_probe_object_store },
+	{ "gcs", "state.gcs", sfl_app_gcs_store, sfl_app_gcs_store_location, FALSE,
+	  sfl_probe_object_store },
+};
+
+/**
+ * sfl_app_build_store:
+ * @config: the configuration
+ * @exclusive: hold the file store's lock (see sfl_app_store_wants_exclusive())
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): the configured checkpoint store, not yet opened
+ */
+SflCheckpointStore *
+sfl_app_build_store(const SflConfig *config, gboolean exclusive, GError **error)
+{
+	const SflStoreKind *kind = sfl_store_kind_for_config(config, error);
+
+	return kind != NULL ? kind->build(config, exclusive, error) : NULL;
+}
+
+/**
+ * sfl_app_coordinator_is_fenced:
+ * @config: the configuration
+ *
+ * Returns: whether the coordinator hands out epochs the store must fence with
+ */
+gboolean
+sfl_app_coordinator_is_fenced(const SflConfig *config)
+{
+	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(config, NULL);
+
+	return kind == NULL || kind->fenced;
+}
+
+/**
+ * sfl_app_default_holder:
+ *
+ * Returns: (transfer full): "<hostname>-<pid>", the identity when none is configured
+ */
+gchar *
+sfl_app_default_holder(void)
+{
+	gchar host[256] = "localhost";
+	SflPlatformError perr = { 0 };
+
+	if (sfl_platform_hostname(host, sizeof(host), &perr) != SFL_PLATFORM_OK)
+		g_warning("cannot read the hostname (%s); using 'localhost'", perr.message);
+	return g_strdup_printf("%s-%" G_GINT64_FORMAT, host, sfl_platform_pid());
+}
+
+/* coordinate.type: k8s_lease, in-cluster or through coordinate.k8s_lease.kubeconfig */
+static SflCoordinator *
+sfl_app_build_k8s_lease(const SflConfig *config, SflCurlLoop *loop, const gchar *default_holder,
+			GError **error)
+{
+	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflK8sLeaseApi) api = sfl_k8s_lease_api_new_from_config(k, loop, error);
+	const gchar *identity = k->identity;
+	const gchar *note = sfl_k8s_lease_doctor_store_note(config);
+
+	if (api == NULL)
+		return NULL;
+	/* a pod's HOSTNAME is its name: unique among the replicas and readable in the Lease */
+	if (identity == NULL || identity[0] == '\0')
+		identity = g_getenv("HOSTNAME");
+	if (identity == NULL || identity[0] == '\0')
+		identity = default_holder;
+	if (note != NULL)
+		g_warning("%s", note);
+	return sfl_k8s_lease_coordinator_new(api, k->lease_duration, k->renew_interval, identity,
+					     clock);
+}
+
+static SflCoordinator *
+sfl_app_build_noop(const SflConfig *config, SflCurlLoop *loop, const gchar *holder, GError **error)
+{
+	return sfl_noop_coordinator_new(holder);
+}
+
+static SflCoordinator *
+sfl_app_build_file_lease(const SflConfig *config, SflCurlLoop *loop, const gchar *holder,
+			 GError **error)
+{
+	const SflFileLeaseConfig *l = &config->data.coordinate.file_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	const gchar *id = l->holder_id != NULL && l->holder_id[0] != '\0' ? l->holder_id : holder;
+
+	return sfl_file_lease_coordinator_new(l->path, l->ttl, l->renew_interval, id, clock, NULL);
+}
+
+static SflCoordinator *
+sfl_app_build_s3_lease(const SflConfig *config, SflCurlLoop *loop, const gchar *holder,
+		       GError **error)
+{
+	const SflS3LeaseConfig *l = &config->data.coordinate.s3_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	/* a lease request that takes longer than a renewal period is as good as failed */
+	g_autoptr(SflObjectClient) client = sfl_app_s3_client(
+		"coordinate.s3_lease", l->bucket, l->region, l->endpoint_url,
+		(guint)MIN(l->renew_interval / 1000, SFL_APP_OBJECT_TIMEOUT_MS), error);
+
+	if (client == NULL)
+		return NULL;
+	return sfl_object_lease_coordinator_new(
+		client, l->key, l->ttl, l->renew_interval,
+		l->holder_id != NULL && l->holder_id[0] != '\0' ? l->holder_id : holder, clock);
+}
+
+static SflCoordinator *
+sfl_app_build_gcs_lease(const SflConfig *config, SflCurlLoop *loop, const gchar *holder,
+			GError **error)
+{
+	const SflGcsLeaseConfig *l = &config->data.coordinate.gcs_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflObjectClient) client = sfl_app_gcs_client(
+		"coordinate.gcs_lease", l->bucket, l->service_file,
+		(guint)MIN(l->renew_interval / 1000, SFL_APP_OBJECT_TIMEOUT_MS), error);
+
+	if (client == NULL)
+		return NULL;
+	return sfl_object_lease_coordinator_new(
+		client, l->object_name, l->ttl, l->renew_interval,
+		l->holder_id != NULL && l->holder_id[0] != '\0' ? l->holder_id : holder, clock);
+}
+
+/* --- is a live daemon writing the store? (`sf2loki state`) ------------------------------ */
+
+/* the store's own lock answers this when it is opened */
+static gboolean
+sfl_app_noop_no_writer(const SflConfig *config, GError **error)
+{
+	return TRUE;
+}
+
+static gboolean
+sfl_app_file_lease_no_writer(const SflConfig *config, GError **error)
+{
+	const SflFileLeaseConfig *l = &config->data.coordinate.file_lease;
+	g_auto(SflLeaseDoc) lease = { 0 };
+	g_autoptr(GError) local = NULL;
+	gint64 now = sfl_platform_wall_ns() / 1000;
+
+	if (!sfl_lease_doc_read(l->path, &lease, &local)) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+			    "cannot tell whether a leader is live: %s; pass --force if no "
+			    "sf2loki is running",
+			    local->message);
+		return FALSE;
+	}
+	if (!sfl_lease_doc_expired(&lease, now)) {
+		g_autoptr(GDateTime) until =
+			g_date_time_new_from_unix_utc(lease.expires_at_usec / G_USEC_PER_SEC);
+		g_autofree gchar *text = g_date_time_format_iso8601(until);
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+			    "a live leader ('%s', epoch %" G_GUINT64_FORMAT ") holds %s "
+			    "until %s and would overwrite this change; stop every replica "
+			    "first, or pass --force",
+			    lease.holder, lease.epoch, l->path, text);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+sfl_app_k8s_lease_no_writer(const SflConfig *config, GError **error)
+{
+	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
+
+	g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+		    "the Kubernetes Lease %s/%s cannot be checked offline; scale the "
+		    "deployment to zero, then pass --force",
+		    k->namespace_, k->name);
+	return FALSE;
+}
+
+/* staleness of an object lease is judged by watching it for a ttl, not offline */
+static gboolean
+sfl_app_object_lease_no_writer(const SflConfig *config, GError **error)
+{
+	g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+		    "the %s lease object cannot be checked offline; stop every replica "
+		    "first, then pass --force",
+		    sfl_config_enum_name("coordinate.type", config->data.coordinate.type));
+	return FALSE;
+}
+
+/* k8s_lease in-cluster outside a pod: nothing to build the client from until it runs there */
+static const gchar *
+sfl_app_k8s_lease_check_deferred(const SflConfig *config)
+{
+	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
+	const gchar *host = g_getenv("KUBERNETES_SERVICE_HOST");
+
+	if ((k->kubeconfig == NULL || k->kubeconfig[0] == '\0') &&
+	    (host == NULL || host[0] == '\0'))
+		/* checked in CI or on a laptop: the pod's service account is not there to read */
+		return "coordinate.k8s_lease reads the pod's service account when sf2loki starts "
+		       "in "
+		       "the cluster (run `sf2loki doctor` there to check it)";
+	return NULL;
+}
+
+/* coordinate.type: a new coordinator is its folder in coordinate/ plus one line here */
+static const SflCoordinatorKind sfl_app_coordinator_kinds[] = {
+	{ "noop", "coordinate", sfl_app_build_noop, FALSE, sfl_app_noop_no_writer, NULL,
+	  sfl_probe_noop_coordinator },
+	{ "file_lease", "coordinate.file_lease", sfl_app_build_file_lease, TRUE,
+	  sfl_app_file_lease_no_writer, NULL, sfl_probe_file_lease },
+	{ "k8s_lease", "coordinate.k8s_lease", sfl_app_build_k8s_lease, TRUE,
+	  sfl_app_k8s_lease_no_writer, sfl_app_k8s_lease_check_deferred, sfl_probe_k8s_lease },
+	{ "s3_lease", "coordinate.s3_lease", sfl_app_build_s3_lease, TRUE,
+	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease },
+	{ "gcs_lease", "coordinate.gcs_lease", sfl_app_build_gcs_lease, TRUE,
+	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease },
+};
+
+/**
+ * sfl_app_build_coordinator:
+ * @config: the configuration
+ * @loop: (nullable): the daemon's curl loop (k8s_lease makes its own without one)
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): the configured coordinator, not yet running
+ */
+SflCoordinator *
+sfl_app_build_coordinator(const SflConfig *config, SflCurlLoop *loop, GError **error)
+{
+	g_autofree gchar *holder = sfl_app_default_holder();
+	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(config, NULL);
+
+	if (kind == NULL) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+			    "coordinate.type: '%s' is not available in this build yet; use 'noop'",
+			    sfl_config_enum_name("coordinate.type", config->data.coordinate.type));
+		return NULL;
+	}
+	return kind->build(config, loop, holder, error);
+}
+
+/**
+ * sfl_app_build_sink:
+ * @config: the configuration
+ * @loop: the daemon's curl loop
+ * @push_timeout_ms: the deadline of one push, 0 for the sink's own default
+ * @error: return location for an error
+ *
+ * The sink carries sink.loki.ca_file on its own requests.
+ *
+ * Returns: (transfer full) (nullable): the Loki sink, or %NULL with @error set
+ */
+SflSink *
+sfl_app_build_sink(const SflConfig *config, SflCurlLoop *loop, guint push_timeout_ms,
+		   GError **error)
+{
+	SflSink *sink = NULL;
+
+	g_return_val_if_fail(config != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	sink = sfl_loki_sink_new(loop, &config->data.sink.loki, error);
+	if (sink != NULL && push_timeout_ms > 0)
+		sfl_loki_sink_set_timeout(SFL_LOKI_SINK(sink), push_timeout_ms);
+	return sink;
+}
+
+/* --- the source kinds ------------------------------------------------------------------ */
+
+static gboolean
+sfl_app_elf_wanted(const SflSourcesConfig *s)
+{
+	return s->eventlogfile.enabled;
+}
+
+static const gchar *
+sfl_app_elf_idle(const SflSourcesConfig *s)
+{
+	return s->eventlogfile.enabled ? NULL : "sources.eventlogfile.enabled is false";
+}
+
+static SflSource *
+sfl_app_elf_build(const SflSourceBuildArgs *a, GError **error)
+{
+	return SFL_SOURCE(
+		sfl_elf_source_new(a->rest, &a->sources->eventlogfile, a->sources, a->salt, error));
+}
+
+static gboolean
+sfl_app_objects_wanted(const SflSourcesConfig *s)
+{
+	return s->eventlog_objects.enabled && s->eventlog_objects.objects->len > 0;
+}
+
+static const gchar *
+sfl_app_objects_idle(const SflSourcesConfig *s)
+{
+	if (sfl_app_objects_wanted(s))
+		return NULL;
+	return s->eventlog_objects.enabled ? "sources.eventlog_objects.objects is empty"
+					   : "sources.eventlog_objects.enabled is false";
+}
+
+static SflSource *
+sfl_app_objects_build(const SflSourceBuildArgs *a, GError **error)
+{
+	return SFL_SOURCE(
+		sfl_objects_source_new(a->rest, &a->sources->eventlog_objects, a->salt, error));
+}
+
+static gboolean
+sfl_app_pubsub_wanted(const SflSourcesConfig *s)
+{
+	return s->pubsub.enabled && s->pubsub.topics != NULL && s->pubsub.topics[0] != NULL;
+}
+
+static const gchar *
+sfl_app_pubsub_idle(const SflSourcesConfig *s)
+{
+	g_autoptr(GPtrArray) topics = NULL;
+	gboolean discovery = FALSE;
+
+	for (guint i = 0; s->pubsub.topics != NULL && s->pubsub.topics[i] != NULL; i++)
+		discovery |= g_str_equal(s->pubsub.topics[i], "*");
+	topics = sfl_pubsub_explicit_topics(&s->pubsub);
+	/* "*" is only resolved at run time: the source then decides for itself */
+	if (s->pubsub.enabled && (discovery || topics->len > 0))
+		return NULL;
+	if (!s->pubsub.enabled)
+		return "sources.pubsub.enabled is false";
+	if (s->pubsub.topics == NULL || s->pubsub.topics[0] == NULL)
+		return "sources.pubsub.topics is empty";
+	return "sources.pubsub.include/exclude leave none of sources.pubsub.topics";
+}
+
+static SflSource *
+sfl_app_pubsub_build(const SflSourceBuildArgs *a, GError **error)
+{
+	return SFL_SOURCE(sfl_pubsub_source_new(a->auth, a->rest, &a->sources->pubsub, a->sources,
+						a->org_id, a->salt, error));
+}
+
+/* the sources of an org, in the order a term starts them: a new source is its folder in
+ * sources/ plus one line here */
+static const SflSourceKind sfl_app_source_kinds[] = {
+	{ "eventlogfile", "sources.eventlogfile", sfl_app_elf_wanted, sfl_app_elf_idle,
+	  sfl_app_elf_build, NULL, sfl_elf_source_describe_checkpoint },
+	{ "eventlog_objects", "sources.eventlog_objects", sfl_app_objects_wanted,
+	  sfl_app_objects_idle, sfl_app_objects_build, NULL,
+	  sfl_objects_source_describe_checkpoint },
+	{ "pubsub", "sources.pubsub", sfl_app_pubsub_wanted, sfl_app_pubsub_idle,
+	  sfl_app_pubsub_build, sfl_probe_pubsub, sfl_pubsub_source_describe_checkpoint },
+};
+
+/* --- lookups --------------------------------------------------------------------------- */
+
+/* one lookup for every table: @names is the table's first field, @stride its record size */
+static gconstpointer
+sfl_app_kind_lookup(gconstpointer table, guint n, gsize stride, const gchar *key, const gchar *name,
+		    GError **error)
+{
+	g_autoptr(GString) known = g_string_new(NULL);
+
+	for (guint i = 0; i < n; i++) {
+		const gchar *const *entry =
+			(const gchar *const *)(gconstpointer)((const guint8 *)table + i * stride);
+		if (name != NULL && g_str_equal(*entry, name))
+			return entry;
+		g_string_append_printf(known, "%s%s", i > 0 ? ", " : "", *entry);
+	}
+	g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
+		    "%s: unknown kind '%s' (this build knows %s)", key, name != NULL ? name : "",
+		    known->str);
+	return NULL;
+}
+
+/**
+ * sfl_store_kinds:
+ * @n_kinds: (out): the number of records
+ *
+ * Returns: (transfer none): the checkpoint-store table
+ */
+const SflStoreKind *
+sfl_store_kinds(guint *n_kinds)
+{
+	*n_kinds = G_N_ELEMENTS(sfl_app_store_kinds);
+	return sfl_app_store_kinds;
+}
+
+/**
+ * sfl_coordinator_kinds:
+ * @n_kinds: (out): the number of records
+ *
+ * Returns: (transfer none): the coordinator table
+ */
+const SflCoordinatorKind *
+sfl_coordinator_kinds(guint *n_kinds)
+{
+	*n_kinds = G_N_ELEMENTS(sfl_app_coordinator_kinds);
+	return sfl_app_coordinator_kinds;
+}
+
+/**
+ * sfl_source_kinds:
+ * @n_kinds: (out): the number of records
+ *
+ * Returns: (transfer none): the source table
+ */
+const SflSourceKind *
+sfl_source_kinds(guint *n_kinds)
+{
+	*n_kinds = G_N_ELEMENTS(sfl_app_source_kinds);
+	return sfl_app_source_kinds;
+}
+
+/**
+ * sfl_store_kind_lookup:
+ * @name: a state.store value
+ * @error: return location for an error naming state.store
+ *
+ * Returns: (transfer none) (nullable): the record
+ */
+const SflStoreKind *
+sfl_store_kind_lookup(const gchar *name, GError **error)
+{
+	G_STATIC_ASSERT(G_STRUCT_OFFSET(SflStoreKind, name) == 0);
+	return sfl_app_kind_lookup(sfl_app_store_kinds, G_N_ELEMENTS(sfl_app_store_kinds),
+				   sizeof(SflStoreKind), "state.store", name, error);
+}
+
+/**
+ * sfl_coordinator_kind_lookup:
+ * @name: a coordinate.type value
+ * @error: return location for an error naming coordinate.type
+ *
+ * Returns: (transfer none) (nullable): the record
+ */
+const SflCoordinatorKind *
+sfl_coordinator_kind_lookup(const gchar *name, GError **error)
+{
+	G_STATIC_ASSERT(G_STRUCT_OFFSET(SflCoordinatorKind, name) == 0);
+	return sfl_app_kind_lookup(sfl_app_coordinator_kinds,
+				   G_N_ELEMENTS(sfl_app_coordinator_kinds),
+				   sizeof(SflCoordinatorKind), "coordinate.type", name, error);
+}
+
+/**
+ * sfl_source_kind_lookup:
+ * @name: a source name, e.g. "pubsub"
+ * @error: return location for an error naming sources
+ *
+ * Returns: (transfer none) (nullable): the record
+ */
+const SflSourceKind *
+sfl_source_kind_lookup(const gchar *name, GError **error)
+{
+	G_STATIC_ASSERT(G_STRUCT_OFFSET(SflSourceKind, name) == 0);
+	return sfl_app_kind_lookup(sfl_app_source_kinds, G_N_ELEMENTS(sfl_app_source_kinds),
+				   sizeof(SflSourceKind), "sources", name, error);
+}
+
+/**
+ * sfl_store_kind_for_config:
+ * @config: the configuration
+ * @error: return location for an error
+ *
+ * Returns: (transfer none) (nullable): the record of state.store
+ */
+const SflStoreKind *
+sfl_store_kind_for_config(const SflConfig *config, GError **error)
+{
+	g_return_val_if_fail(config != NULL, NULL);
+	return sfl_store_kind_lookup(sfl_config_enum_name("state.store", config->data.state.store),
+				     error);
+}
+
+/**
+ * sfl_coordinator_kind_for_config:
+ * @config: the configuration
+ * @error: return location for an error
+ *
+ * Returns: (transfer none) (nullable): the record of coordinate.type
+ */
+const SflCoordinatorKind *
+sfl_coordinator_kind_for_config(const SflConfig *config, GError **error)
+{
+	g_return_val_if_fail(config != NULL, NULL);
+	return sfl_coordinator_kind_lookup(
+		sfl_config_enum_name("coordinate.type", config->data.coordinate.type), error);
+}
+
+/* why none of @s can produce: NULL when one can, else the reasons joined with ", " */
+static gchar *
+sfl_app_sources_idle_reason(const SflSourcesConfig *s)
+{
+	g_autoptr(GPtrArray) why = g_ptr_array_new();
+
+	for (guint i = 0; i < G_N_ELEMENTS(sfl_app_source_kinds); i++) {
+		const gchar *reason = sfl_app_source_kinds[i].idle_reason(s);
+		if (reason == NULL)
+			return NULL;
+		g_ptr_array_add(why, (gpointer)reason);
+	}
+	if (s->apexlog.enabled)
+		g_ptr_array_add(why,
+				(gpointer) "sources.apexlog is not implemented in this version");
+	g_ptr_array_add(why, NULL);
+	return g_strjoinv(", ", (gchar **)why->pdata);
+}
+
+/**
+ * sfl_app_dup_no_source_reason:
+ * @config: a loaded configuration
+ *
+ * Decides offline whether a run would have nothing to ingest: no source of any org is
+ * enabled with something to read. The original then finishes its pipeline at once and exits 0
+ * (original §6.4); `run` does the same and `check` warns.
+ *
+ * Returns: (transfer full) (nullable): the reason naming the keys, or %NULL when some source
+ *   can produce
+ */
+gchar *
+sfl_app_dup_no_source_reason(const SflConfig *config)
+{
+	const SflConfigData *d = &config->data;
+	g_autoptr(GString) text = NULL;
+
+	g_return_val_if_fail(config != NULL, NULL);
+
+	if (d->orgs->len == 0) {
+		g_autofree gchar *why = sfl_app_sources_idle_reason(&d->sources);
+		return why != NULL ? g_strdup_printf("no source is enabled (%s)", why) : NULL;
+	}
+	text = g_string_new("no source is enabled in any org (");
+	for (guint i = 0; i < d->orgs->len; i++) {
+		const SflOrgConfig *org = g_ptr_array_index(d->orgs, i);
+		g_autofree gchar *why = sfl_app_sources_idle_reason(&org->sources);
+
+		if (why == NULL)
+			return NULL;
+		g_string_append_printf(text, "%sorgs[%u] (%s): %s", i > 0 ? "; " : "", i, org->name,
+				       why);
+	}
+	g_string_append_c(text, ')');
+	return g_string_free(g_steal_pointer(&text), FALSE);
+}

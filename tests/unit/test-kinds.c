@@ -1,0 +1,203 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTestKinds"
+
+#include "config.h"
+
+#include <string.h>
+
+#include "sfl-app.h"
+#include "sfl-config-schema.h"
+#include "sfl-error.h"
+#include "sfl-kinds.h"
+
+/*
+ * The kind tables of src/app/: every record complete and uniquely named, one record for every
+ * choice the configuration accepts, lookups by name, and an unknown name refused with the
+ * configuration key in the message.
+ */
+
+/* the choices of an ENUM key, in the loader's order */
+static const gchar *const *
+test_choices(const gchar *path)
+{
+	const SflConfigField *field = sfl_config_field_at(path);
+
+	g_assert_nonnull(field);
+	g_assert_cmpint(field->type, ==, SFL_CONFIG_TYPE_ENUM);
+	g_assert_nonnull(field->choices);
+	return field->choices;
+}
+
+static void
+test_names_unique(const gchar *const *names, guint n)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+	for (guint i = 0; i < n; i++) {
+		g_assert_nonnull(names[i]);
+		g_assert_cmpstr(names[i], !=, "");
+		g_assert_true(g_hash_table_add(seen, (gpointer)names[i]));
+	}
+}
+
+static void
+test_store_table(void)
+{
+	guint n = 0;
+	const SflStoreKind *kinds = sfl_store_kinds(&n);
+	const gchar *const *choices = test_choices("state.store");
+	g_autofree const gchar **names = g_new0(const gchar *, n + 1);
+
+	g_assert_cmpuint(n, ==, g_strv_length((gchar **)choices));
+	for (guint i = 0; i < n; i++) {
+		names[i] = kinds[i].name;
+		g_assert_true(g_str_has_prefix(kinds[i].section, "state."));
+		g_assert_nonnull(kinds[i].build);
+		g_assert_nonnull(kinds[i].dup_location);
+		g_assert_nonnull(kinds[i].doctor_probe);
+		g_assert_true(sfl_store_kind_lookup(kinds[i].name, NULL) == &kinds[i]);
+	}
+	test_names_unique(names, n);
+	/* every name the loader accepts has its record */
+	for (guint i = 0; choices[i] != NULL; i++)
+		g_assert_nonnull(sfl_store_kind_lookup(choices[i], NULL));
+}
+
+static void
+test_coordinator_table(void)
+{
+	guint n = 0;
+	const SflCoordinatorKind *kinds = sfl_coordinator_kinds(&n);
+	const gchar *const *choices = test_choices("coordinate.type");
+	g_autofree const gchar **names = g_new0(const gchar *, n + 1);
+	guint unfenced = 0;
+
+	g_assert_cmpuint(n, ==, g_strv_length((gchar **)choices));
+	for (guint i = 0; i < n; i++) {
+		names[i] = kinds[i].name;
+		g_assert_true(g_str_has_prefix(kinds[i].section, "coordinate"));
+		g_assert_nonnull(kinds[i].build);
+		g_assert_nonnull(kinds[i].check_no_writer);
+		g_assert_nonnull(kinds[i].doctor_probe);
+		g_assert_true(sfl_coordinator_kind_lookup(kinds[i].name, NULL) == &kinds[i]);
+		unfenced += !kinds[i].fenced;
+	}
+	test_names_unique(names, n);
+	for (guint i = 0; choices[i] != NULL; i++)
+		g_assert_nonnull(sfl_coordinator_kind_lookup(choices[i], NULL));
+	/* only noop hands out no epochs */
+	g_assert_cmpuint(unfenced, ==, 1);
+	g_assert_false(sfl_coordinator_kind_lookup("noop", NULL)->fenced);
+}
+
+static void
+test_source_table(void)
+{
+	guint n = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n);
+	g_autofree const gchar **names = g_new0(const gchar *, n + 1);
+
+	g_assert_cmpuint(n, >, 0);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *section = g_strconcat("sources.", kinds[i].name, NULL);
+		g_autofree gchar *enabled = g_strconcat(section, ".enabled", NULL);
+		names[i] = kinds[i].name;
+		g_assert_cmpstr(kinds[i].section, ==, section);
+		/* a section the loader knows */
+		g_assert_nonnull(sfl_config_field_at(enabled));
+		g_assert_nonnull(kinds[i].wanted);
+		g_assert_nonnull(kinds[i].idle_reason);
+		g_assert_nonnull(kinds[i].build);
+		/* /statusz and the commit gauges learn a source's keys from the source */
+		g_assert_nonnull(kinds[i].describe_checkpoint);
+		g_assert_true(sfl_source_kind_lookup(kinds[i].name, NULL) == &kinds[i]);
+	}
+	test_names_unique(names, n);
+	g_assert_nonnull(sfl_source_kind_lookup("pubsub", NULL)->doctor_probe);
+}
+
+static void
+test_unknown_names(void)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_assert_null(sfl_store_kind_lookup("etcd", &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+	g_assert_nonnull(strstr(error->message, "state.store"));
+	g_assert_nonnull(strstr(error->message, "'etcd'"));
+	/* the names that would have worked */
+	g_assert_nonnull(strstr(error->message, "file, s3, gcs"));
+	g_clear_error(&error);
+
+	g_assert_null(sfl_coordinator_kind_lookup("etcd_lease", &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+	g_assert_nonnull(strstr(error->message, "coordinate.type"));
+	g_assert_nonnull(strstr(error->message, "'etcd_lease'"));
+	g_clear_error(&error);
+
+	g_assert_null(sfl_source_kind_lookup("apexlog", &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+	g_assert_nonnull(strstr(error->message, "sources"));
+	g_clear_error(&error);
+
+	/* NULL is a name nobody has, not a crash */
+	g_assert_null(sfl_store_kind_lookup(NULL, &error));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+}
+
+/* the configured kind is the record of the configured name, and drives the derived answers */
+static void
+test_for_config(void)
+{
+	static const gchar yaml[] = "salesforce:\n"
+				    "  client_id: cid\n"
+				    "  username: integration@example.com\n"
+				    "  private_key: inline-key-material\n"
+				    "sink:\n"
+				    "  loki:\n"
+				    "    url: http://127.0.0.1:3100/loki/api/v1/push\n"
+				    "state:\n"
+				    "  store: s3\n"
+				    "  s3:\n"
+				    "    bucket: b\n"
+				    "    key: sf2loki/state.json\n"
+				    "coordinate:\n"
+				    "  type: file_lease\n"
+				    "  file_lease:\n"
+				    "    path: /tmp/sf2loki-test-kinds.lease\n";
+	gchar *envp[] = { NULL };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config =
+		sfl_config_load_from_data(yaml, strlen(yaml), "test.yaml", envp, &error);
+	g_autofree gchar *location = NULL;
+	const SflStoreKind *store;
+	const SflCoordinatorKind *coordinator;
+
+	g_assert_no_error(error);
+	store = sfl_store_kind_for_config(config, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(store->name, ==, "s3");
+	location = store->dup_location(config);
+	g_assert_cmpstr(location, ==, "s3://b/sf2loki/state.json");
+	coordinator = sfl_coordinator_kind_for_config(config, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(coordinator->name, ==, "file_lease");
+	g_assert_true(sfl_app_coordinator_is_fenced(config));
+	/* the lease keeps a second instance away, not the (lockless) object store */
+	g_assert_false(sfl_app_store_wants_exclusive(config));
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/sfl/kinds/stores", test_store_table);
+	g_test_add_func("/sfl/kinds/coordinators", test_coordinator_table);
+	g_test_add_func("/sfl/kinds/sources", test_source_table);
+	g_test_add_func("/sfl/kinds/unknown", test_unknown_names);
+	g_test_add_func("/sfl/kinds/for-config", test_for_config);
+	return g_test_run();
+}
