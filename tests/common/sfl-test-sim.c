@@ -221,6 +221,8 @@ sfl_test_sim_signal(SflTestSim *sim, SflTestSignal sig)
 		g_autoptr(json_t) request =
 			json_pack("{sIss}", "id", (json_int_t)sim->broker_id, "signal", names[sig]);
 		g_autoptr(json_t) answer = sfl_test_broker_call("/signal", request);
+
+		g_assert_nonnull(answer);
 	}
 }
 
