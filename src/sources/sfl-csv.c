@@ -228,7 +228,11 @@ sfl_csv_parser_end_field(SflCsvParser *self)
 	}
 	self->starts[n] = self->field_start;
 	self->lens[n] = self->buf_len - self->field_start;
-	/* reserve() always leaves room for this */
+	/*
+	 * a field that added no bytes (empty, or ended right after a previous NUL) got no
+	 * reservation of its own: a run of them would write past the buffer
+	 */
+	sfl_csv_parser_reserve(self, 0);
 	self->buf[self->buf_len++] = '\0';
 	self->n_fields = n + 1;
 }

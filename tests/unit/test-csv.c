@@ -229,6 +229,28 @@ test_csv_empty_fields(void)
 	g_assert_cmpuint(collect_offset(c, 2), ==, 13);
 }
 
+/*
+ * One short field then the most empty fields a record may have: each empty field is one NUL
+ * with no bytes of its own, and the run ends past the parser's first 4 KiB buffer (a write
+ * past it until the NUL got its own reservation; fuzz finding csv-empty-field-nul-past-buffer)
+ */
+static void
+test_csv_many_empty_fields(void)
+{
+	g_autoptr(GString) input = g_string_new("x");
+	g_autoptr(Collect) c = NULL;
+
+	for (guint i = 1; i < 4096; i++)
+		g_string_append_c(input, ',');
+	g_string_append(input, "\ny\n");
+	c = parse_ok(input->str, (gssize)input->len);
+	g_assert_cmpuint(c->rows->len, ==, 2);
+	g_assert_cmpuint(collect_width(c, 0), ==, 4096);
+	g_assert_cmpstr(collect_field(c, 0, 0), ==, "x");
+	g_assert_cmpstr(collect_field(c, 0, 4095), ==, "");
+	g_assert_cmpstr(collect_field(c, 1, 0), ==, "y");
+}
+
 static void
 test_csv_bom(void)
 {
@@ -658,6 +680,7 @@ main(int argc, char **argv)
 	g_test_add_func("/csv/event-log-file", test_csv_event_log_file);
 	g_test_add_func("/csv/embedded", test_csv_embedded);
 	g_test_add_func("/csv/empty-fields", test_csv_empty_fields);
+	g_test_add_func("/csv/many-empty-fields", test_csv_many_empty_fields);
 	g_test_add_func("/csv/bom", test_csv_bom);
 	g_test_add_func("/csv/line-ends", test_csv_line_ends);
 	g_test_add_func("/csv/trailing-newline", test_csv_trailing_newline);
