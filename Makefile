@@ -21,7 +21,7 @@ endif
 
 .PHONY: all deps build run test bench fuzz coverage format format-check clean distclean \
 	deb rpm package-test ha-test soak bench-pubsub win-deps win-build win-test bench-win win-e2e \
-	ha-test-win
+	ha-test-win msi msi-test
 
 all: build
 
@@ -189,6 +189,34 @@ WIN_E2E ?=
 win-e2e: win-build build
 	nice /usr/bin/python3 scripts/win-e2e.py --exe $(WIN_BUILD_DIR)/dist/sf2loki.exe \
 		--native $(BUILD_DIR)/sf2loki $(if $(WIN_E2E),--only $(WIN_E2E))
+
+# the Windows MSI (docs/deployment/windows.md#installing-with-the-msi): wixl over win-build's
+# dist/ into $(WIN_BUILD_DIR)/sf2loki-<version>-x64.msi (packaging/msi/build-msi.py); VERSION
+# sets its ProductVersion alone; MSI_SIGN_CERT and MSI_SIGN_KEY (PEM files) sign sf2loki.exe,
+# the installer's helper and the .msi with osslsigncode
+MSI_VERSION = $(or $(VERSION),$(shell sed -n "s/^  version: '\([^']*\)',.*/\1/p" meson.build | head -n 1))
+msi: win-build
+	$(MESON) compile -C $(WIN_BUILD_DIR) sfl-msi-action
+	/usr/bin/python3 packaging/msi/build-msi.py --build-dir $(WIN_BUILD_DIR) \
+		--out $(WIN_BUILD_DIR)/sf2loki-$(MSI_VERSION)-x64.msi $(if $(VERSION),--version $(VERSION)) \
+		$(if $(MSI_SIGN_CERT),--sign-cert $(MSI_SIGN_CERT) --sign-key $(MSI_SIGN_KEY))
+
+# install, run, net stop, upgrade and uninstall of the MSI under wine in a fresh prefix
+# (scripts/msi-test.py); the upgrade installs a second build of the same sources, made in
+# $(WIN_BUILD_DIR)-msi-next with the next patch version and signed with a throwaway certificate
+MSI_NEXT_DIR = $(WIN_BUILD_DIR)-msi-next
+MSI_NEXT_VERSION = $(shell echo $(MSI_VERSION) | awk -F. '{ printf "%d.%d.%d", $$1, $$2, $$3 + 1 }')
+msi-test: msi
+	$(MESON) compile -C $(WIN_BUILD_DIR) sfl-svc-query
+	$(MESON) setup $(MSI_NEXT_DIR) --cross-file $(WIN_CROSS_FILE) -Dwerror=true -Dtests=false \
+		-Dpackage_version=$(MSI_NEXT_VERSION) --reconfigure 2>/dev/null || \
+		$(MESON) setup $(MSI_NEXT_DIR) --cross-file $(WIN_CROSS_FILE) -Dwerror=true \
+		-Dtests=false -Dpackage_version=$(MSI_NEXT_VERSION)
+	$(MESON) compile -C $(MSI_NEXT_DIR) sf2loki sfl-msi-action
+	sh scripts/win-collect-dlls.sh $(MSI_NEXT_DIR)/sf2loki.exe $(MSI_NEXT_DIR)/dist \
+		$(SF2LOKI_WIN_DEPS)/prefix/bin /usr/x86_64-w64-mingw32/lib
+	nice /usr/bin/python3 scripts/msi-test.py --msi $(WIN_BUILD_DIR)/sf2loki-$(MSI_VERSION)-x64.msi \
+		--next-build-dir $(MSI_NEXT_DIR) --query $(WIN_BUILD_DIR)/tests/win32/sfl-svc-query.exe
 
 COV_BUILD_DIR ?= build-cov
 

@@ -212,7 +212,8 @@ bool sfl_platform_tls_native_ca(void);
  * $NOTIFY_SOCKET (a path, or "@name" for the abstract namespace), e.g. "READY=1",
  * "STATUS=leader", "STOPPING=1", "WATCHDOG=1"; without $NOTIFY_SOCKET it does nothing and
  * returns SFL_PLATFORM_OK. On Windows under the SCM, READY=1 reports SERVICE_RUNNING and
- * STOPPING=1 SERVICE_STOP_PENDING; other lines are ignored.
+ * STOPPING=1 SERVICE_STOP_PENDING; other lines (STATUS=…, WATCHDOG=1) are ignored, so a
+ * status change such as a demotion to standby never changes the service's state.
  */
 SflPlatformStatus sfl_platform_notify(const char *state, SflPlatformError *error);
 
@@ -239,11 +240,60 @@ int sfl_platform_service_run(const char *name, SflPlatformMainFunc main_func, in
 			     void *user_data);
 
 /*
- * Installs @func to be called when the OS asks the service to stop: SCM STOP/SHUTDOWN and
- * console Ctrl-C/Ctrl-Break/close on Windows. (POSIX signals are bridged by the entry point
- * through the main loop.) Passing NULL removes it.
+ * Installs @func to be called when the OS asks the service to stop: SCM STOP/SHUTDOWN/
+ * PRESHUTDOWN and console Ctrl-C/Ctrl-Break/close on Windows. (POSIX signals are bridged by the
+ * entry point through the main loop.) Passing NULL removes it.
  */
 void sfl_platform_set_stop_handler(SflPlatformStopFunc func, void *user_data);
+
+/* called from an OS thread: it must only post a message to the main loop */
+typedef void (*SflPlatformReloadFunc)(void *user_data);
+
+/*
+ * Installs @func to be called when the OS asks the service to re-read its configuration: the
+ * SCM's PARAMCHANGE control on Windows (accepted only while RUNNING). Nothing calls it on POSIX
+ * yet (SIGHUP is not bridged). Like the stop handler, once this returns with NULL no callback
+ * runs or will run.
+ */
+void sfl_platform_set_reload_handler(SflPlatformReloadFunc func, void *user_data);
+
+typedef struct {
+	/* service.shutdown_grace in milliseconds: how long a stop may spend draining */
+	uint64_t shutdown_grace_ms;
+} SflPlatformServiceOptions;
+
+/*
+ * Tells the service manager what the daemon's configuration implies, once it is loaded.
+ * Windows under the SCM: STOP_PENDING's wait hint and checkpoints then cover the grace (plus a
+ * margin), and the service sets on itself with ChangeServiceConfig2W the preshutdown timeout
+ * (the same grace plus margin) and its recovery actions (restart after 5 s, 10 s and 60 s,
+ * failure count reset after a day, also on a clean exit with a nonzero code), which the MSI
+ * cannot express. Every step is tried; a failure gives SFL_PLATFORM_ERR_IO naming the first
+ * one that failed (a service account without SERVICE_CHANGE_CONFIG on itself is refused): the
+ * service runs on without them. SFL_PLATFORM_ERR_UNSUPPORTED on POSIX and outside the SCM.
+ */
+SflPlatformStatus
+sfl_platform_service_configure(const SflPlatformServiceOptions *options, SflPlatformError *error);
+
+/* --- the system log ---------------------------------------------------------------------- */
+
+typedef enum {
+	SFL_PLATFORM_EVENT_ERROR,
+	SFL_PLATFORM_EVENT_WARNING,
+	SFL_PLATFORM_EVENT_INFO,
+} SflPlatformEventType;
+
+/*
+ * Writes one already rendered and redacted log line (UTF-8) to the Windows Event Log, source
+ * "sf2loki", event id 1 (whose message text is the line itself, from the message table linked
+ * into the executable), while the process runs under the SCM. The source is registered by the
+ * installer; the service only opens it (RegisterEventSourceW) when its service thread starts,
+ * and never creates registry keys. Lines longer than the Event Log takes are cut. Safe from any
+ * thread; it never logs. SFL_PLATFORM_ERR_UNSUPPORTED on POSIX (journald and launchd take
+ * stderr) and outside the SCM.
+ */
+SflPlatformStatus
+sfl_platform_event_log_write(SflPlatformEventType type, const char *text, SflPlatformError *error);
 
 #ifdef __cplusplus
 }

@@ -213,3 +213,40 @@ sfl_platform_set_stop_handler(SflPlatformStopFunc func, void *user_data)
 	(void)func;
 	(void)user_data;
 }
+
+void
+sfl_platform_set_reload_handler(SflPlatformReloadFunc func, void *user_data)
+{
+	/* SIGHUP is not bridged yet; a later reload belongs to the entry point like the signals */
+	(void)func;
+	(void)user_data;
+}
+
+static SflPlatformStatus
+sfl_notify_unsupported(SflPlatformError *error, const char *what)
+{
+	if (error != NULL) {
+		error->status = SFL_PLATFORM_ERR_UNSUPPORTED;
+		error->os_code = 0;
+		error->access_denied = false;
+		snprintf(error->message, sizeof(error->message), "%s: not on this OS", what);
+	}
+	return SFL_PLATFORM_ERR_UNSUPPORTED;
+}
+
+SflPlatformStatus
+sfl_platform_service_configure(const SflPlatformServiceOptions *options, SflPlatformError *error)
+{
+	/* systemd and launchd take these from the unit and the plist */
+	(void)options;
+	return sfl_notify_unsupported(error, "service options");
+}
+
+SflPlatformStatus
+sfl_platform_event_log_write(SflPlatformEventType type, const char *text, SflPlatformError *error)
+{
+	/* journald and launchd capture stderr, where the log writer already prints */
+	(void)type;
+	(void)text;
+	return sfl_notify_unsupported(error, "system event log");
+}

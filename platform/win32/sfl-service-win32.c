@@ -5,13 +5,18 @@
 
 /*
  * The Windows service-manager half of the platform layer: the SCM dispatcher with a console
- * fallback, the control handler, and sfl_platform_notify() mapped onto SetServiceStatus.
+ * fallback, the control handler, sfl_platform_notify() mapped onto SetServiceStatus, the
+ * options the service sets on itself (preshutdown timeout, recovery actions) and the Event Log.
  * Which status follows which event is decided by sfl-scm.c; this file only moves events in
  * and statuses out, under one lock, because the SCM calls the control handler on the
  * dispatcher thread while the daemon notifies from its service thread.
  *
- * The stop callback is called with the lock held, so once sfl_platform_set_stop_handler(NULL)
- * returns no callback is running or will run: the daemon may free what it passed as user data.
+ * The stop and reload callbacks are called with the lock held, so once
+ * sfl_platform_set_stop_handler(NULL) (or …_reload_…) returns no callback is running or will
+ * run: the daemon may free what it passed as user data.
+ *
+ * The Event Log has a lock of its own: any thread logs, and a slow ReportEventW must not hold
+ * up the control handler. docs/deployment/windows.md says what the installer registers.
  */
 
 #include "sfl-platform.h"
@@ -21,6 +26,7 @@
 #include <tlhelp32.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sfl-scm.h"
@@ -32,9 +38,13 @@ _Static_assert(SFL_SCM_STATE_STOP_PENDING == SERVICE_STOP_PENDING, "SCM state va
 _Static_assert(SFL_SCM_STATE_RUNNING == SERVICE_RUNNING, "SCM state values");
 _Static_assert(SFL_SCM_ACCEPT_STOP == SERVICE_ACCEPT_STOP, "SCM accept values");
 _Static_assert(SFL_SCM_ACCEPT_SHUTDOWN == SERVICE_ACCEPT_SHUTDOWN, "SCM accept values");
+_Static_assert(SFL_SCM_ACCEPT_PARAMCHANGE == SERVICE_ACCEPT_PARAMCHANGE, "SCM accept values");
+_Static_assert(SFL_SCM_ACCEPT_PRESHUTDOWN == SERVICE_ACCEPT_PRESHUTDOWN, "SCM accept values");
 _Static_assert(SFL_SCM_CONTROL_STOP == SERVICE_CONTROL_STOP, "SCM control values");
 _Static_assert(SFL_SCM_CONTROL_INTERROGATE == SERVICE_CONTROL_INTERROGATE, "SCM control values");
 _Static_assert(SFL_SCM_CONTROL_SHUTDOWN == SERVICE_CONTROL_SHUTDOWN, "SCM control values");
+_Static_assert(SFL_SCM_CONTROL_PARAMCHANGE == SERVICE_CONTROL_PARAMCHANGE, "SCM control values");
+_Static_assert(SFL_SCM_CONTROL_PRESHUTDOWN == SERVICE_CONTROL_PRESHUTDOWN, "SCM control values");
 _Static_assert(SFL_SCM_NO_ERROR == NO_ERROR, "SCM exit code values");
 _Static_assert(SFL_SCM_ERROR_SERVICE_SPECIFIC == ERROR_SERVICE_SPECIFIC_ERROR,
 	       "SCM exit code values");
@@ -48,6 +58,19 @@ _Static_assert(SFL_SCM_ERROR_SERVICE_SPECIFIC == ERROR_SERVICE_SPECIFIC_ERROR,
 /* service names are at most 256 characters */
 #define SFL_SERVICE_NAME_MAX 257
 
+/* the source the installer registers under EventLog\Application */
+#define SFL_SERVICE_EVENT_SOURCE L"sf2loki"
+/* SFL_MSG_LINE in win32/sfl-messages.mc, whose text is the line itself (%1) */
+#define SFL_SERVICE_EVENT_ID 1
+/* ReportEventW refuses strings longer than 31,839 characters; leave room */
+#define SFL_SERVICE_EVENT_MAX_CHARS 31000
+
+/* the recovery actions: restart after 5 s, 10 s, then every 60 s; a day without failing resets */
+#define SFL_SERVICE_RESTART_1_MS    5000
+#define SFL_SERVICE_RESTART_2_MS    10000
+#define SFL_SERVICE_RESTART_3_MS    60000
+#define SFL_SERVICE_FAILURE_RESET_S 86400
+
 static SRWLOCK sfl_service_lock = SRWLOCK_INIT;
 
 /* all guarded by sfl_service_lock */
@@ -55,8 +78,17 @@ static SflScm sfl_service_scm;
 static SERVICE_STATUS_HANDLE sfl_service_handle; /* NULL unless running under the SCM */
 static SflPlatformStopFunc sfl_service_stop_func;
 static void *sfl_service_stop_data;
-static SflServiceSetStatusFunc sfl_service_set_status; /* NULL means SetServiceStatus */
+static SflPlatformReloadFunc sfl_service_reload_func;
+static void *sfl_service_reload_data;
+static SflServiceSetStatusFunc sfl_service_set_status;	     /* NULL means SetServiceStatus */
+static SflServiceChangeConfigFunc sfl_service_change_config; /* NULL means the real SCM */
 static DWORD sfl_service_tick_ms = SFL_SCM_TICK_MS;
+
+static SRWLOCK sfl_service_event_lock = SRWLOCK_INIT;
+
+/* guarded by sfl_service_event_lock */
+static HANDLE sfl_service_event_source;			   /* NULL unless running under the SCM */
+static SflServiceReportEventFunc sfl_service_report_event; /* NULL means ReportEventW */
 
 /* what the dispatcher's service thread runs; written before the dispatcher starts */
 static wchar_t sfl_service_name[SFL_SERVICE_NAME_MAX];
@@ -75,6 +107,22 @@ sfl_service_win32_set_status_func(SflServiceSetStatusFunc func)
 	AcquireSRWLockExclusive(&sfl_service_lock);
 	sfl_service_set_status = func;
 	ReleaseSRWLockExclusive(&sfl_service_lock);
+}
+
+void
+sfl_service_win32_set_change_config_func(SflServiceChangeConfigFunc func)
+{
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_service_change_config = func;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+}
+
+void
+sfl_service_win32_set_report_event_func(SflServiceReportEventFunc func)
+{
+	AcquireSRWLockExclusive(&sfl_service_event_lock);
+	sfl_service_report_event = func;
+	ReleaseSRWLockExclusive(&sfl_service_event_lock);
 }
 
 void
@@ -132,6 +180,9 @@ sfl_service_win32_control_handler(DWORD control, DWORD event_type, LPVOID event_
 		(void)sfl_service_report_locked(&action.status);
 	if (action.request_stop)
 		(void)sfl_service_request_stop_locked();
+	/* like a stop: the callback only posts a message */
+	if (action.request_reload && sfl_service_reload_func != NULL)
+		sfl_service_reload_func(sfl_service_reload_data);
 	ReleaseSRWLockExclusive(&sfl_service_lock);
 	return result == SFL_SCM_CONTROL_HANDLED ? NO_ERROR : ERROR_CALL_NOT_IMPLEMENTED;
 }
@@ -186,6 +237,31 @@ sfl_service_ticker(LPVOID param)
 	}
 }
 
+/* opened once per service run; the installer registered the source, we never touch the registry */
+static void
+sfl_service_event_log_open(void)
+{
+	HANDLE source = RegisterEventSourceW(NULL, SFL_SERVICE_EVENT_SOURCE);
+
+	AcquireSRWLockExclusive(&sfl_service_event_lock);
+	sfl_service_event_source = source;
+	ReleaseSRWLockExclusive(&sfl_service_event_lock);
+}
+
+/* waits for writes in flight, so the handle is never used once closed */
+static void
+sfl_service_event_log_close(void)
+{
+	HANDLE source;
+
+	AcquireSRWLockExclusive(&sfl_service_event_lock);
+	source = sfl_service_event_source;
+	sfl_service_event_source = NULL;
+	ReleaseSRWLockExclusive(&sfl_service_event_lock);
+	if (source != NULL)
+		(void)DeregisterEventSource(source);
+}
+
 int
 sfl_service_win32_serve(SERVICE_STATUS_HANDLE handle, SflPlatformMainFunc main_func, int argc,
 			char **argv, void *user_data)
@@ -195,6 +271,7 @@ sfl_service_win32_serve(SERVICE_STATUS_HANDLE handle, SflPlatformMainFunc main_f
 	HANDLE ticker = NULL;
 	int exit_code;
 
+	sfl_service_event_log_open();
 	AcquireSRWLockExclusive(&sfl_service_lock);
 	sfl_service_handle = handle;
 	sfl_scm_start(&sfl_service_scm, &st);
@@ -215,6 +292,7 @@ sfl_service_win32_serve(SERVICE_STATUS_HANDLE handle, SflPlatformMainFunc main_f
 	}
 	if (quit != NULL)
 		CloseHandle(quit);
+	sfl_service_event_log_close();
 
 	AcquireSRWLockExclusive(&sfl_service_lock);
 	sfl_scm_exit(&sfl_service_scm, exit_code, &st);
@@ -345,18 +423,22 @@ sfl_platform_set_stop_handler(SflPlatformStopFunc func, void *user_data)
 	ReleaseSRWLockExclusive(&sfl_service_lock);
 }
 
+void
+sfl_platform_set_reload_handler(SflPlatformReloadFunc func, void *user_data)
+{
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	sfl_service_reload_func = func;
+	sfl_service_reload_data = func != NULL ? user_data : NULL;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+}
+
 /* one line of a notification; only READY=1 and STOPPING=1 mean anything to the SCM */
 static BOOL
 sfl_service_notify_line_locked(const char *line, size_t len)
 {
 	SflScmStatus st;
-	bool report = false;
 
-	if (len == strlen("READY=1") && strncmp(line, "READY=1", len) == 0)
-		report = sfl_scm_ready(&sfl_service_scm, &st);
-	else if (len == strlen("STOPPING=1") && strncmp(line, "STOPPING=1", len) == 0)
-		report = sfl_scm_stopping(&sfl_service_scm, &st);
-	if (!report)
+	if (!sfl_scm_notify_line(&sfl_service_scm, line, len, &st))
 		return TRUE;
 	return sfl_service_report_locked(&st);
 }
@@ -414,4 +496,250 @@ sfl_platform_watchdog_usec(void)
 {
 	/* the SCM has no watchdog; recovery actions cover a crashed service */
 	return 0;
+}
+
+/* ChangeServiceConfig2W on our own service; the last error is kept for the caller */
+static BOOL
+sfl_service_change_config_scm(DWORD level, LPVOID info)
+{
+	SC_HANDLE manager;
+	SC_HANDLE service;
+	BOOL ok;
+	DWORD failure;
+
+	manager = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
+	if (manager == NULL)
+		return FALSE;
+	/* SERVICE_START too: the SCM wants it of whoever sets a restart action */
+	service = OpenServiceW(manager, sfl_service_name, SERVICE_CHANGE_CONFIG | SERVICE_START);
+	if (service == NULL) {
+		failure = GetLastError();
+		CloseServiceHandle(manager);
+		SetLastError(failure);
+		return FALSE;
+	}
+	ok = ChangeServiceConfig2W(service, level, info);
+	failure = GetLastError();
+	CloseServiceHandle(service);
+	CloseServiceHandle(manager);
+	SetLastError(failure);
+	return ok;
+}
+
+/* one option; the first failure is the one the caller hears about */
+static void
+sfl_service_apply_config(SflServiceChangeConfigFunc change, DWORD level, LPVOID info,
+			 const char *what, SflPlatformError *error, bool *failed)
+{
+	DWORD failure;
+
+	if (change(level, info))
+		return;
+	failure = GetLastError();
+	if (*failed)
+		return;
+	*failed = true;
+	if (error != NULL) {
+		error->status = SFL_PLATFORM_ERR_IO;
+		error->os_code = (int)failure;
+		error->access_denied = failure == ERROR_ACCESS_DENIED;
+		snprintf(error->message, sizeof(error->message),
+			 "cannot set the service's %s: error %lu%s", what, (unsigned long)failure,
+			 failure == ERROR_ACCESS_DENIED ? " (access denied)" : "");
+	}
+}
+
+SflPlatformStatus
+sfl_platform_service_configure(const SflPlatformServiceOptions *options, SflPlatformError *error)
+{
+	SC_ACTION actions[3] = {
+		{ SC_ACTION_RESTART, SFL_SERVICE_RESTART_1_MS },
+		{ SC_ACTION_RESTART, SFL_SERVICE_RESTART_2_MS },
+		{ SC_ACTION_RESTART, SFL_SERVICE_RESTART_3_MS },
+	};
+	SERVICE_FAILURE_ACTIONSW failure_actions;
+	SERVICE_FAILURE_ACTIONS_FLAG failure_flag;
+	SERVICE_PRESHUTDOWN_INFO preshutdown;
+	SflServiceChangeConfigFunc change;
+	bool under_scm;
+	bool failed = false;
+	uint32_t stop_budget_ms = 0;
+
+	if (options == NULL) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_INVALID;
+			error->os_code = 0;
+			snprintf(error->message, sizeof(error->message), "no service options");
+		}
+		return SFL_PLATFORM_ERR_INVALID;
+	}
+	AcquireSRWLockExclusive(&sfl_service_lock);
+	under_scm = sfl_service_handle != NULL;
+	if (under_scm)
+		stop_budget_ms =
+			sfl_scm_set_shutdown_grace(&sfl_service_scm, options->shutdown_grace_ms);
+	change = sfl_service_change_config != NULL ? sfl_service_change_config
+						   : sfl_service_change_config_scm;
+	ReleaseSRWLockExclusive(&sfl_service_lock);
+	if (!under_scm) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_UNSUPPORTED;
+			error->os_code = 0;
+			snprintf(error->message, sizeof(error->message),
+				 "service options: not running under the SCM");
+		}
+		return SFL_PLATFORM_ERR_UNSUPPORTED;
+	}
+
+	/*
+	 * outside the lock: these are calls into services.exe, which may be delivering a control
+	 * to our handler meanwhile. The system waits this long at shutdown before it stops waiting
+	 * for our drain: the same budget as STOP_PENDING's wait hint.
+	 */
+	memset(&preshutdown, 0, sizeof(preshutdown));
+	preshutdown.dwPreshutdownTimeout = stop_budget_ms;
+	sfl_service_apply_config(change, SERVICE_CONFIG_PRESHUTDOWN_INFO, &preshutdown,
+				 "preshutdown timeout", error, &failed);
+
+	/* wixl has no ServiceConfigFailureActions, so the service sets its own recovery */
+	memset(&failure_actions, 0, sizeof(failure_actions));
+	failure_actions.dwResetPeriod = SFL_SERVICE_FAILURE_RESET_S;
+	failure_actions.cActions = (DWORD)(sizeof(actions) / sizeof(actions[0]));
+	failure_actions.lpsaActions = actions;
+	sfl_service_apply_config(change, SERVICE_CONFIG_FAILURE_ACTIONS, &failure_actions,
+				 "recovery actions", error, &failed);
+
+	/* a fatal error exits cleanly with a code (STOPPED, ERROR_SERVICE_SPECIFIC_ERROR): restart
+	 */
+	memset(&failure_flag, 0, sizeof(failure_flag));
+	failure_flag.fFailureActionsOnNonCrashFailures = TRUE;
+	sfl_service_apply_config(change, SERVICE_CONFIG_FAILURE_ACTIONS_FLAG, &failure_flag,
+				 "recovery on a nonzero exit", error, &failed);
+	return failed ? SFL_PLATFORM_ERR_IO : SFL_PLATFORM_OK;
+}
+
+/* the Event Log's type for our level */
+static WORD
+sfl_service_event_type(SflPlatformEventType type)
+{
+	switch (type) {
+	case SFL_PLATFORM_EVENT_ERROR:
+		return EVENTLOG_ERROR_TYPE;
+	case SFL_PLATFORM_EVENT_WARNING:
+		return EVENTLOG_WARNING_TYPE;
+	case SFL_PLATFORM_EVENT_INFO:
+		break;
+	}
+	return EVENTLOG_INFORMATION_TYPE;
+}
+
+static bool
+sfl_service_event_log_open_now(void)
+{
+	bool open;
+
+	AcquireSRWLockShared(&sfl_service_event_lock);
+	open = sfl_service_event_source != NULL;
+	ReleaseSRWLockShared(&sfl_service_event_lock);
+	return open;
+}
+
+/* UTF-8 to a malloc()ed UTF-16 string, cut to what the Event Log takes; NULL on failure */
+static wchar_t *
+sfl_service_event_text(const char *text)
+{
+	int len = MultiByteToWideChar(CP_UTF8, 0, text, -1, NULL, 0);
+	wchar_t *wide;
+
+	if (len <= 0)
+		return NULL;
+	wide = malloc((size_t)len * sizeof(wchar_t));
+	if (wide == NULL)
+		return NULL;
+	if (MultiByteToWideChar(CP_UTF8, 0, text, -1, wide, len) != len) {
+		free(wide);
+		return NULL;
+	}
+	if (len - 1 > SFL_SERVICE_EVENT_MAX_CHARS) {
+		int cut = SFL_SERVICE_EVENT_MAX_CHARS;
+
+		/* never half a surrogate pair */
+		if (wide[cut - 1] >= 0xD800 && wide[cut - 1] <= 0xDBFF)
+			cut--;
+		wide[cut] = L'\0';
+	}
+	return wide;
+}
+
+SflPlatformStatus
+sfl_platform_event_log_write(SflPlatformEventType type, const char *text, SflPlatformError *error)
+{
+	SflServiceReportEventFunc report;
+	LPCWSTR strings[1];
+	wchar_t *wide;
+	BOOL ok = FALSE;
+	DWORD failure = 0;
+	bool open;
+
+	if (text == NULL) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_INVALID;
+			error->os_code = 0;
+			snprintf(error->message, sizeof(error->message), "no event log text");
+		}
+		return SFL_PLATFORM_ERR_INVALID;
+	}
+	/* console mode: stderr is the log, and converting every line would be wasted */
+	if (!sfl_service_event_log_open_now()) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_UNSUPPORTED;
+			error->os_code = 0;
+			snprintf(error->message, sizeof(error->message),
+				 "event log: not running under the SCM");
+		}
+		return SFL_PLATFORM_ERR_UNSUPPORTED;
+	}
+	wide = sfl_service_event_text(text);
+	if (wide == NULL) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_IO;
+			error->os_code = (int)GetLastError();
+			snprintf(error->message, sizeof(error->message),
+				 "event log: cannot convert the text");
+		}
+		return SFL_PLATFORM_ERR_IO;
+	}
+	strings[0] = wide;
+
+	/* shared: writers run side by side; closing the source waits for them */
+	AcquireSRWLockShared(&sfl_service_event_lock);
+	open = sfl_service_event_source != NULL;
+	if (open) {
+		report = sfl_service_report_event != NULL ? sfl_service_report_event : ReportEventW;
+		ok = report(sfl_service_event_source, sfl_service_event_type(type), 0,
+			    SFL_SERVICE_EVENT_ID, NULL, 1, 0, strings, NULL);
+		failure = GetLastError();
+	}
+	ReleaseSRWLockShared(&sfl_service_event_lock);
+	free(wide);
+
+	if (!open) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_UNSUPPORTED;
+			error->os_code = 0;
+			snprintf(error->message, sizeof(error->message),
+				 "event log: not running under the SCM");
+		}
+		return SFL_PLATFORM_ERR_UNSUPPORTED;
+	}
+	if (!ok) {
+		if (error != NULL) {
+			error->status = SFL_PLATFORM_ERR_IO;
+			error->os_code = (int)failure;
+			snprintf(error->message, sizeof(error->message),
+				 "ReportEventW failed: error %lu", (unsigned long)failure);
+		}
+		return SFL_PLATFORM_ERR_IO;
+	}
+	return SFL_PLATFORM_OK;
 }

@@ -652,7 +652,7 @@ sfl_app_sources_idle_reason(const SflSourcesConfig *s)
  *
  * Decides offline whether a run would have nothing to ingest: no source of any org is
  * enabled with something to read. The original then finishes its pipeline at once and exits 0
- * (original §6.4); `run` does the same and `check` warns.
+ * (docs/cli.md, "run"); `run` does the same and `check` warns.
  *
  * Returns: (transfer full) (nullable): the reason naming the keys, or %NULL when some source
  *   can produce

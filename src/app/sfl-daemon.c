@@ -57,8 +57,9 @@ struct _SflDaemon {
 	GPtrArray *stop_sources; /* the platform's stop handlers (GSource) */
 	GSource *grace_source;
 	GSource *watchdog_source;
-	GSource *os_stop_source; /* woken by stop requests from OS threads */
+	GSource *os_stop_source; /* woken by stop and reload requests from OS threads */
 	gint os_stop_requests;	 /* (atomic) */
+	gint os_reload_requests; /* (atomic) */
 	/* the components, in the order start-up builds them */
 	SflCheckpointStore *store;
 	SflCurlLoop *curl_loop; /* every HTTP client of the process */
@@ -224,11 +225,27 @@ sfl_daemon_os_stop_cb(void *user_data)
 	g_source_set_ready_time(self->os_stop_source, 0);
 }
 
+/* on an OS thread (the SCM's PARAMCHANGE), with the platform layer's lock held */
+static void
+sfl_daemon_os_reload_cb(void *user_data)
+{
+	SflDaemon *self = user_data;
+
+	g_atomic_int_inc(&self->os_reload_requests);
+	g_source_set_ready_time(self->os_stop_source, 0);
+}
+
 static gboolean
 sfl_daemon_os_stop_requests_cb(gpointer user_data)
 {
 	SflDaemon *self = user_data;
+	gint reloads = g_atomic_int_exchange(&self->os_reload_requests, 0);
 	gint n = g_atomic_int_exchange(&self->os_stop_requests, 0);
+
+	/* reloading the configuration in place is a later feature; until then say so, and go on */
+	if (reloads > 0)
+		g_message("configuration reload requested (service parameters changed); reload is "
+			  "not supported in this version: restart the service to apply changes");
 
 	/* a second request, e.g. Ctrl-C pressed twice, still ends the drain at once */
 	for (gint i = 0; i < n; i++)
@@ -243,14 +260,37 @@ sfl_daemon_install_os_stop(SflDaemon *self)
 	g_source_set_callback(self->os_stop_source, sfl_daemon_os_stop_requests_cb, self, NULL);
 	g_source_attach(self->os_stop_source, self->context);
 	sfl_platform_set_stop_handler(sfl_daemon_os_stop_cb, self);
+	sfl_platform_set_reload_handler(sfl_daemon_os_reload_cb, self);
 }
 
 static void
 sfl_daemon_remove_os_stop(SflDaemon *self)
 {
 	/* returns only when no callback runs any more, so the source can go */
+	sfl_platform_set_reload_handler(NULL, NULL);
 	sfl_platform_set_stop_handler(NULL, NULL);
 	sfl_clear_source(&self->os_stop_source);
+}
+
+/*
+ * What the service manager should know of the configuration: on Windows the drain's wait hint,
+ * the preshutdown timeout and the recovery actions follow service.shutdown_grace. A service
+ * account that may not change its own configuration keeps the installer's: never fatal.
+ */
+static void
+sfl_daemon_configure_service(SflDaemon *self)
+{
+	SflPlatformServiceOptions options = {
+		.shutdown_grace_ms =
+			(guint64)MAX(self->config->data.service.shutdown_grace, 0) / 1000,
+	};
+	SflPlatformError perr = { 0 };
+	SflPlatformStatus status = sfl_platform_service_configure(&options, &perr);
+
+	if (status != SFL_PLATFORM_OK && status != SFL_PLATFORM_ERR_UNSUPPORTED)
+		g_message("%s; the installer's settings stay in force "
+			  "(docs/deployment/windows.md, \"Recovery\")",
+			  perr.message);
 }
 
 static void
@@ -301,7 +341,10 @@ sfl_daemon_pipeline_fenced_cb(SflPipeline *pipeline, SflLane lane, const GError 
 			      gpointer user_data)
 {
 	SflDaemon *self = user_data;
-	/* another replica leads: stand by in place, never exit (architecture §5 rule 5) */
+	/*
+	 * another replica leads: stand by in place, never exit
+	 * (docs/architecture.md, "The daemon and its terms")
+	 */
 	sfl_leadership_handle_commit_error(self->leadership, error);
 }
 
@@ -369,7 +412,10 @@ sfl_daemon_finished_cb(gpointer user_data)
 	if (self->state != SFL_DAEMON_STATE_RUNNING || self->pipeline == NULL ||
 	    !sfl_orgs_all_finished(self->orgs))
 		return G_SOURCE_REMOVE;
-	/* the original's pipeline ends when its sources do, and the process exits 0 (§6.4) */
+	/*
+	 * the original's pipeline ends when its sources do, and the process exits 0
+	 * (docs/cli.md, "run")
+	 */
 	g_message("every source finished: nothing left to read; exiting (a finite run)");
 	sfl_daemon_stop_cb(self);
 	return G_SOURCE_REMOVE;
@@ -504,7 +550,7 @@ sfl_daemon_open_store(SflDaemon *self, GError **error)
 	return g_steal_pointer(&store);
 }
 
-/* the first degradation reason of original §6.5: the budget pause comes before the others */
+/* the first degradation reason (docs/operations/health.md): the budget pause comes first */
 static gchar *
 sfl_daemon_degraded(SflDaemon *self)
 {
@@ -522,7 +568,7 @@ sfl_daemon_degraded(SflDaemon *self)
 		sfl_clock_monotonic_usec(clock));
 }
 
-/* /readyz: ready only while this replica leads and runs its pipeline (original §6.5) */
+/* /readyz: ready only while this replica leads and runs its pipeline (docs/operations/health.md) */
 static gboolean
 sfl_daemon_health_ready(gpointer user_data, gchar **reason)
 {
@@ -600,7 +646,7 @@ sfl_daemon_init_metrics(SflDaemon *self)
 	sfl_egress_register_metrics(self->metrics, NULL, NULL);
 }
 
-/* --- OTLP push (service.telemetry, original §9.1): the same registry, every export_interval - */
+/* --- OTLP push (service.telemetry, docs/operations/metrics.md): every export_interval ------- */
 
 static SflOtlpExporter *
 sfl_daemon_start_otlp(SflDaemon *self, SflCurlLoop *loop, GError **error)
@@ -946,10 +992,12 @@ sfl_daemon_run(SflDaemon *self, GError **error)
 	sfl_daemon_install_os_stop(self);
 
 	sfl_daemon_log_banner(self->config);
+	/* after the banner, so a warning about it follows the line naming the version */
+	sfl_daemon_configure_service(self);
 	/*
 	 * Nothing to ingest: the original's pipeline ends at once and the process exits 0 (a
-	 * finite run, original §6.4). Under a coordinator too: leading would change nothing, so
-	 * every replica ends here without contesting the lease or opening the store.
+	 * finite run, docs/cli.md, "run"). Under a coordinator too: leading would change nothing,
+	 * so every replica ends here without contesting the lease or opening the store.
 	 */
 	if (!sfl_orgs_check_config(self->config, error))
 		return FALSE;

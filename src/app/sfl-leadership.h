@@ -10,7 +10,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflLeadership: the leadership lifecycle of one process (architecture §5, rules 1–5).
+ * SflLeadership: the leadership lifecycle of one process (docs/architecture.md, "The daemon and its
+ * terms").
  *
  * It wires the coordinator to the checkpoint store (fence check and epoch source on the store,
  * the store's persisted epoch as the coordinator's epoch floor), and turns leadership changes

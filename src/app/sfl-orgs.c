@@ -313,7 +313,7 @@ sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **error)
 
 /* --- sources per term ----------------------------------------------------------------------- */
 
-/* deployment labels (original §6.2 step 4, §6.6): operator labels win over ours */
+/* deployment labels (docs/sources/README.md): operator labels win over ours */
 static GStrv
 sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
 {
@@ -361,7 +361,7 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 	g_auto(GStrv) labels = sfl_orgs_static_labels(self, org);
 	g_autofree gchar *prefix =
 		org->name[0] != '\0' ? g_strdup_printf("org=%s:", org->name) : g_strdup("");
-	/* classified by name, as the original does (§1.5) */
+	/* classified by name, as the original does (docs/sources/README.md, Lane) */
 	g_autoptr(SflLaneHandle) lane = sfl_pipeline_get_lane(
 		pipeline, g_str_equal(sfl_source_get_name(source), "pubsub") ? SFL_LANE_STREAMING
 									     : SFL_LANE_BULK);
@@ -433,7 +433,7 @@ sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore 
 void
 sfl_orgs_stop_sources(SflOrgs *self)
 {
-	/* the poller follows the term, as in the original (§9.5) */
+	/* the poller follows the term, as in the original (docs/operations/metrics.md) */
 	for (guint i = 0; i < self->orgs->len; i++) {
 		SflOrg *org = g_ptr_array_index(self->orgs, i);
 		g_clear_pointer(&org->limits, sfl_sf_limits_free);
@@ -462,7 +462,7 @@ sfl_orgs_set_finished_func(SflOrgs *self, SflOrgsFinishedFunc func, gpointer use
 	self->finished_data = user_data;
 }
 
-/* every source of the term finished: the run is finite (original §6.4) */
+/* every source of the term finished: the run is finite (docs/cli.md, "run") */
 gboolean
 sfl_orgs_all_finished(SflOrgs *self)
 {
@@ -543,7 +543,7 @@ sfl_orgs_set_metrics(SflOrgs *self, SflMetrics *metrics)
  * sfl_orgs_get_auth_failing:
  * @self: the orgs
  *
- * Multi-org readiness (original §6.5 item 2): the first org whose start-up probe failed and
+ * Multi-org readiness (docs/operations/health.md): the first org whose start-up probe failed and
  * that has not minted a token since. Single-org runs never get here: a failing probe fails the
  * start.
  *

@@ -16,9 +16,9 @@
 G_BEGIN_DECLS
 
 /*
- * SflOrgs: the Salesforce side of a run (original-behaviour §6.1-6.2, §6.6). One token
- * provider and REST client per org live for the whole process; the sources are built anew
- * for every leadership term, so their cursors are always read from the store the term won.
+ * SflOrgs: the Salesforce side of a run (docs/architecture.md "The daemon and its terms"). One
+ * token provider and REST client per org live for the whole process; the sources are built anew for
+ * every leadership term, so their cursors are always read from the store the term won.
  *
  * Single-org mode is one org without a name: no `org` label and unprefixed checkpoint keys.
  * Multi-org mode prefixes keys with `org=<name>:` and labels entries with the org.
@@ -53,7 +53,8 @@ guint sfl_orgs_get_n_sources(SflOrgs *self);
 /*
  * A source of the term finished (nothing left to read, ever). @func may run inside the
  * source's own callback: defer any stop to the loop. Then sfl_orgs_all_finished() says
- * whether the whole term is done, which the original treats as a finite run (§6.4).
+ * whether the whole term is done, which the original treats as a finite run
+ * (docs/cli.md, "run").
  */
 typedef void (*SflOrgsFinishedFunc)(gpointer user_data);
 void sfl_orgs_set_finished_func(SflOrgs *self, SflOrgsFinishedFunc func, gpointer user_data);

@@ -32,7 +32,7 @@
 
 /* transfers and probes: bounded so a hung peer cannot hold the preflight forever */
 #define SFL_PROBE_TIMEOUT_MS (15 * 1000)
-/* the Pub/Sub API call only the doctor makes (original §2.1.2) */
+/* the Pub/Sub API call only the doctor makes (docs/cli.md, the `pubsub` row) */
 #define SFL_PROBE_PATH_GET_TOPIC "/eventbus.v1.PubSub/GetTopic"
 /* the uid the packages and the container image run the service as */
 #define SFL_PROBE_SERVICE_UID "10001"

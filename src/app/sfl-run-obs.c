@@ -114,7 +114,7 @@ sfl_run_obs_describe(const gchar *key, const gchar *value, SflCheckpointView *vi
 	return FALSE;
 }
 
-/* original §1.8, with the multi-org keys included (SFL-0016) */
+/* the commit-derived gauges of docs/operations/metrics.md, multi-org keys included (SFL-0016) */
 static void
 sfl_run_obs_gauges(SflRunObs *self, const gchar *key, const gchar *value, gint64 now)
 {
@@ -225,7 +225,7 @@ sfl_run_obs_checkpoints(SflRunObs *self, gint64 now_wall_usec)
 	return out;
 }
 
-/* "45s" under a minute, else "3m": whole units, truncated (original §6.5) */
+/* "45s" under a minute, else "3m": whole units, truncated (docs/operations/health.md) */
 static gchar *
 sfl_run_obs_format_for(gint64 usec)
 {

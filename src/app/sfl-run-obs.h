@@ -15,8 +15,8 @@ G_BEGIN_DECLS
 
 /*
  * SflRunObs: what the run learns from its commits and failures, for operators: the
- * commit-derived gauges of original-behaviour §1.8, the checkpoint positions /statusz shows,
- * and the degradation predicates of /readyz (§6.5).
+ * commit-derived gauges (docs/operations/metrics.md), the checkpoint positions /statusz shows
+ * and the degradation reasons of /readyz (docs/operations/health.md).
  */
 
 typedef struct _SflRunObs SflRunObs;
@@ -31,8 +31,8 @@ void sfl_run_obs_committed(SflRunObs *self, const SflStateDoc *doc, gint64 now_w
 json_t *sfl_run_obs_checkpoints(SflRunObs *self, gint64 now_wall_usec) G_GNUC_WARN_UNUSED_RESULT;
 
 /*
- * The first degradation reason (original §6.5), or NULL: @auth_failing_org is the first org
- * whose authentication fails, @failing_since the monotonic start of the earliest lane's Loki
+ * The first degradation reason (docs/operations/health.md), or NULL: @auth_failing_org is the first
+ * org whose authentication fails, @failing_since the monotonic start of the earliest lane's Loki
  * failure streak, @commit_failing_since that of its checkpoint-commit failure streak (0: none).
  */
 gchar *

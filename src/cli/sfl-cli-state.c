@@ -126,28 +126,24 @@ sfl_cli_state_snapshot(SflCheckpointStore *store, GError **error)
 	return sfl_checkpoint_store_snapshot_finish(store, result, error);
 }
 
+/* a commit of @items, or without them a delete of @key */
 static gboolean
-sfl_cli_state_commit(SflCheckpointStore *store, const SflStateDoc *items, gboolean force,
-		     GError **error)
+sfl_cli_state_write(SflCheckpointStore *store, const SflStateDoc *items, const gchar *key,
+		    gboolean force, GError **error)
 {
 	SflCliWait w = { 0 };
 	g_autoptr(GAsyncResult) result = NULL;
-	sfl_checkpoint_store_commit_many_async(
-		store, items, force ? SFL_CHECKPOINT_STORE_FORCE : SFL_CHECKPOINT_STORE_NONE, NULL,
-		sfl_cli_wait_cb, &w);
-	result = sfl_cli_wait(&w);
-	return sfl_checkpoint_store_commit_many_finish(store, result, error);
-}
+	SflCheckpointStoreFlags flags =
+		force ? SFL_CHECKPOINT_STORE_FORCE : SFL_CHECKPOINT_STORE_NONE;
 
-static gboolean
-sfl_cli_state_delete(SflCheckpointStore *store, const gchar *key, gboolean force, GError **error)
-{
-	SflCliWait w = { 0 };
-	g_autoptr(GAsyncResult) result = NULL;
-	sfl_checkpoint_store_delete_async(
-		store, key, force ? SFL_CHECKPOINT_STORE_FORCE : SFL_CHECKPOINT_STORE_NONE, NULL,
-		sfl_cli_wait_cb, &w);
+	if (items != NULL)
+		sfl_checkpoint_store_commit_many_async(store, items, flags, NULL, sfl_cli_wait_cb,
+						       &w);
+	else
+		sfl_checkpoint_store_delete_async(store, key, flags, NULL, sfl_cli_wait_cb, &w);
 	result = sfl_cli_wait(&w);
+	if (items != NULL)
+		return sfl_checkpoint_store_commit_many_finish(store, result, error);
 	return sfl_checkpoint_store_delete_finish(store, result, error);
 }
 
@@ -252,7 +248,7 @@ sfl_cli_state_set(SflCheckpointStore *store, const gchar *key, const gchar *valu
 		return 2;
 	}
 	sfl_state_doc_set(items, key, value);
-	if (!sfl_cli_state_commit(store, items, opts->force, &error))
+	if (!sfl_cli_state_write(store, items, NULL, opts->force, &error))
 		return sfl_cli_state_fail(error);
 	if (opts->json) {
 		g_autoptr(json_t) root = json_object();
@@ -276,7 +272,7 @@ sfl_cli_state_remove(SflCheckpointStore *store, const gchar *key, const SflCliSt
 	if (doc == NULL)
 		return sfl_cli_state_fail(error);
 	existed = sfl_state_doc_get(doc, key) != NULL;
-	if (!sfl_cli_state_delete(store, key, opts->force, &error))
+	if (!sfl_cli_state_write(store, NULL, key, opts->force, &error))
 		return sfl_cli_state_fail(error);
 	if (opts->json) {
 		g_autoptr(json_t) root = json_object();
@@ -359,7 +355,7 @@ sfl_cli_state_import(SflCheckpointStore *store, const gchar *source, const SflCl
 	current = sfl_cli_state_snapshot(store, &error);
 	if (current == NULL)
 		return sfl_cli_state_fail(error);
-	if (!sfl_cli_state_commit(store, incoming, opts->force, &error))
+	if (!sfl_cli_state_write(store, incoming, NULL, opts->force, &error))
 		return sfl_cli_state_fail(error);
 	if (!opts->merge) {
 		for (guint i = 0; i < sfl_state_doc_size(current); i++) {
@@ -367,7 +363,7 @@ sfl_cli_state_import(SflCheckpointStore *store, const gchar *source, const SflCl
 			if (sfl_state_key_is_reserved(key) ||
 			    sfl_state_doc_get(incoming, key) != NULL)
 				continue;
-			if (!sfl_cli_state_delete(store, key, FALSE, &error))
+			if (!sfl_cli_state_write(store, NULL, key, FALSE, &error))
 				return sfl_cli_state_fail(error);
 			removed++;
 		}

@@ -15,6 +15,7 @@
 #include "sfl-kinds.h"
 #include "sfl-cli-state.h"
 #include "sfl-config.h"
+#include "sfl-platform.h"
 #include "sfl-doctor.h"
 #include "sfl-error.h"
 #include "sfl-orgs.h"
@@ -111,7 +112,7 @@ sfl_cli_check(const gchar *config_path)
 	}
 	no_source = sfl_app_dup_no_source_reason(config);
 	if (no_source != NULL)
-		/* valid, and still worth a word: `run` would exit 0 at once (original §6.4) */
+		/* valid, and still worth a word: `run` would exit 0 at once (docs/cli.md, "run") */
 		fprintf(stderr, "warning: %s: `sf2loki run` has nothing to ingest and exits 0\n",
 			no_source);
 	printf("config check OK\n");
@@ -136,6 +137,17 @@ sfl_cli_config(gchar **args)
 	return fflush(stdout) == 0 ? SFL_EXIT_OK : SFL_EXIT_FAILURE;
 }
 
+/*
+ * A Windows service has no console: why it could not run (a config error, a fatal start-up)
+ * goes to the Event Log as well, or the operator would see only the exit code. Elsewhere this
+ * does nothing (docs/internals/logging.md).
+ */
+static void
+sfl_cli_report_fatal(const gchar *text)
+{
+	(void)sfl_platform_event_log_write(SFL_PLATFORM_EVENT_ERROR, text, NULL);
+}
+
 static int
 sfl_cli_run(const gchar *config_path, const SflCliPlatform *platform)
 {
@@ -145,12 +157,18 @@ sfl_cli_run(const gchar *config_path, const SflCliPlatform *platform)
 
 	config = sfl_config_load(config_path, envp, &error);
 	if (config == NULL) {
+		g_autofree gchar *text = g_strconcat("sf2loki: ", error->message, NULL);
+
 		sfl_cli_print_problems(error, "sf2loki: ");
+		sfl_cli_report_fatal(text);
 		return sfl_error_to_exit_code(error);
 	}
 	if (!sfl_run(config, platform, &error)) {
 		g_autofree gchar *msg = sfl_redact(error->message);
-		fprintf(stderr, "sf2loki: %s\n", msg);
+		g_autofree gchar *text = g_strconcat("sf2loki: ", msg, NULL);
+
+		fprintf(stderr, "%s\n", text);
+		sfl_cli_report_fatal(text);
 		return sfl_error_to_exit_code(error);
 	}
 	return SFL_EXIT_OK;

@@ -786,19 +786,28 @@ sfl_doctor_check_telemetry(SflDoctor *d, const gchar *name)
 
 /* --- state and coordinator: the kind records' probes ------------------------------------------ */
 
+/* the configured kind's @probe, or @error: why the configuration names no kind */
+static void
+sfl_doctor_run_probe(SflDoctor *d, const gchar *name, SflProbeFunc probe, const GError *error)
+{
+	SflProbeEnv env = { 0 };
+
+	if (error != NULL) {
+		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
+		return;
+	}
+	sfl_doctor_probe_env(d, &env);
+	if (probe != NULL)
+		probe(&env, name);
+}
+
 static void
 sfl_doctor_check_state(SflDoctor *d, const gchar *name)
 {
 	g_autoptr(GError) error = NULL;
 	const SflStoreKind *kind = sfl_store_kind_for_config(d->config, &error);
-	SflProbeEnv env = { 0 };
 
-	if (kind == NULL) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-		return;
-	}
-	sfl_doctor_probe_env(d, &env);
-	kind->doctor_probe(&env, name);
+	sfl_doctor_run_probe(d, name, kind != NULL ? kind->doctor_probe : NULL, error);
 }
 
 static void
@@ -806,14 +815,8 @@ sfl_doctor_check_coordinator(SflDoctor *d, const gchar *name)
 {
 	g_autoptr(GError) error = NULL;
 	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(d->config, &error);
-	SflProbeEnv env = { 0 };
 
-	if (kind == NULL) {
-		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "%s", error->message);
-		return;
-	}
-	sfl_doctor_probe_env(d, &env);
-	kind->doctor_probe(&env, name);
+	sfl_doctor_run_probe(d, name, kind != NULL ? kind->doctor_probe : NULL, error);
 }
 
 /* --- the sequence and the report ---------------------------------------------------------------

@@ -9,7 +9,7 @@
 G_BEGIN_DECLS
 
 /*
- * `sf2loki doctor`: a live, ordered preflight (original-behaviour §8.4, with SFL-0017,
+ * `sf2loki doctor`: a live, ordered preflight (docs/cli.md "doctor", with SFL-0017,
  * SFL-0032 and SFL-0041 applied). Each check is one row (name, status, detail); a failed
  * prerequisite turns the checks that depend on it into SKIP rows naming why.
  *

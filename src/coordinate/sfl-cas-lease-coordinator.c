@@ -211,12 +211,12 @@ sfl_cas_lease_coordinator_version(SflCasLeaseCoordinatorPrivate *priv)
 	return priv->doc != NULL ? priv->doc->version : NULL;
 }
 
-static gboolean sfl_cas_lease_coordinator_acquire_cb(gpointer user_data);
-static gboolean sfl_cas_lease_coordinator_hold_cb(gpointer user_data);
+static void sfl_cas_lease_coordinator_acquire_cb(gpointer user_data);
+static void sfl_cas_lease_coordinator_hold_cb(gpointer user_data);
 
 static void
 sfl_cas_lease_coordinator_schedule(SflCasLeaseCoordinator *self, gint64 delay_usec,
-				   GSourceFunc func)
+				   SflClockOnceFunc func)
 {
 	sfl_lease_chain_schedule(&GET_PRIVATE(self)->chain, delay_usec, func, self);
 }
@@ -349,14 +349,10 @@ sfl_cas_lease_coordinator_acquire_read(SflCasLeaseCoordinator *self, SflLeaseCal
 					  sfl_cas_lease_coordinator_call_new(self));
 }
 
-static gboolean
+static void
 sfl_cas_lease_coordinator_acquire_cb(gpointer user_data)
 {
-	SflCasLeaseCoordinator *self = user_data;
-
-	sfl_lease_chain_clear_timer(&GET_PRIVATE(self)->chain);
-	sfl_cas_lease_coordinator_read(self, sfl_cas_lease_coordinator_acquire_read);
-	return G_SOURCE_REMOVE;
+	sfl_cas_lease_coordinator_read(user_data, sfl_cas_lease_coordinator_acquire_read);
 }
 
 /* --- hold (leader) ------------------------------------------------------------------------ */
@@ -456,22 +452,18 @@ sfl_cas_lease_coordinator_hold_read(SflCasLeaseCoordinator *self, SflLeaseCall *
 	sfl_cas_lease_coordinator_renew(self);
 }
 
-static gboolean
+static void
 sfl_cas_lease_coordinator_hold_cb(gpointer user_data)
 {
 	SflCasLeaseCoordinator *self = user_data;
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
 
-	sfl_lease_chain_clear_timer(&priv->chain);
-	if (!sfl_lease_renew_awake(&priv->renew, priv->last_ok)) {
+	if (!sfl_lease_renew_awake(&priv->renew, priv->last_ok))
 		sfl_cas_lease_coordinator_surrender(self);
-		return G_SOURCE_REMOVE;
-	}
-	if (priv->renew_unread)
+	else if (priv->renew_unread)
 		sfl_cas_lease_coordinator_renew(self);
 	else
 		sfl_cas_lease_coordinator_read(self, sfl_cas_lease_coordinator_hold_read);
-	return G_SOURCE_REMOVE;
 }
 
 /* --- SflCoordinator ----------------------------------------------------------------------- */

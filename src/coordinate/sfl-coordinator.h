@@ -11,7 +11,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflCoordinator: decides which replica runs the pipeline (architecture §4–§5).
+ * SflCoordinator: decides which replica runs the pipeline (docs/architecture.md, "The seams").
  *
  * Contract
  *  - sfl_coordinator_run_async() contests leadership until its cancellable fires. The acquired

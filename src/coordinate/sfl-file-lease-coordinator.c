@@ -21,6 +21,13 @@
  * we last wrote has not expired yet (up to wall-clock skew between hosts, which ttl must cover).
  */
 
+/* the next step once a read completes: the document, or NULL and @error */
+typedef void (*SflFileLeaseReadStep)(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+				     const SflLeaseDoc *doc, const GError *error);
+/* ... once a write completes: @error is NULL when it landed */
+typedef void (*SflFileLeaseWriteStep)(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+				      const GError *error);
+
 struct _SflFileLeaseCoordinator {
 	SflCoordinator parent_instance;
 	gchar *holder;
@@ -39,9 +46,10 @@ struct _SflFileLeaseCoordinator {
 	/* hold */
 	gint64 last_ok;
 	gint64 last_confirmed;
-	gboolean last_read_ours; /* the latest read showed our own lease */
-	gboolean verifying;	 /* this read is the re-read after the verify pause */
-	gboolean first_failed;	 /* ... and the read before it could not tell */
+	gboolean last_read_ours;	/* the latest read showed our own lease */
+	gboolean verifying;		/* this read is the re-read after the verify pause */
+	gboolean first_failed;		/* ... and the read before it could not tell */
+	SflFileLeaseReadStep next_read; /* what the armed read timer completes in */
 };
 
 G_DEFINE_TYPE(SflFileLeaseCoordinator, sfl_file_lease_coordinator, SFL_TYPE_COORDINATOR)
@@ -65,63 +73,9 @@ sfl_file_lease_coordinator_now(SflFileLeaseCoordinator *self)
 	return sfl_lease_chain_now(&self->chain);
 }
 
+/* what happens when an operation of the current chain completes */
 static void
-sfl_file_lease_coordinator_schedule(SflFileLeaseCoordinator *self, gint64 delay_usec,
-				    GSourceFunc func)
-{
-	sfl_lease_chain_schedule(&self->chain, delay_usec, func, self);
-}
-
-static void
-sfl_file_lease_coordinator_read(SflFileLeaseCoordinator *self, GAsyncReadyCallback callback)
-{
-	sfl_lease_io_read_async(self->io, self->chain.cancellable, callback,
-				sfl_file_lease_coordinator_call_new(self));
-}
-
-static void
-sfl_file_lease_coordinator_write(SflFileLeaseCoordinator *self, gint64 ttl_usec, guint64 epoch,
-				 GAsyncReadyCallback callback)
-{
-	SflLeaseCall *call = sfl_file_lease_coordinator_call_new(self);
-	gint64 expires = sfl_clock_wall_usec(self->clock) + ttl_usec;
-
-	sfl_lease_io_write_async(self->io, self->holder, expires, epoch, call->cancellable,
-				 callback, call);
-}
-
-static gboolean sfl_file_lease_coordinator_acquire_cb(gpointer user_data);
-static gboolean sfl_file_lease_coordinator_hold_cb(gpointer user_data);
-
-/* stop leading and contest again after renew_interval; the lease file is left alone */
-static void
-sfl_file_lease_coordinator_surrender(SflFileLeaseCoordinator *self)
-{
-	self->last_read_ours = FALSE;
-	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-					    sfl_file_lease_coordinator_acquire_cb);
-	sfl_lease_chain_log_standby(&self->chain, SFL_COORDINATOR(self), self->epoch);
-}
-
-/*
- * The lease is gone or garbled under us, confirmed by a second read. Writing our old epoch back
- * could land after a standby's fresh claim and step the lease's epoch down, so the term ends
- * here and we contest at once like any standby: the claim carries a new epoch above ours and
- * the store's floor, and the write-pause-verify decides between us and a competitor.
- */
-static void
-sfl_file_lease_coordinator_recontest(SflFileLeaseCoordinator *self)
-{
-	self->last_read_ours = FALSE;
-	sfl_file_lease_coordinator_schedule(self, 0, sfl_file_lease_coordinator_acquire_cb);
-	sfl_lease_chain_log_standby(&self->chain, SFL_COORDINATOR(self), self->epoch);
-}
-
-/* --- acquire (standby) -------------------------------------------------------------------- */
-
-static void
-sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *result,
-					     gpointer user_data)
+sfl_file_lease_coordinator_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(SflLeaseCall) call = user_data;
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
@@ -131,49 +85,11 @@ sfl_file_lease_coordinator_acquire_verify_cb(GObject *source, GAsyncResult *resu
 
 	if (!sfl_lease_call_completed(call))
 		return;
-	if (!ok) {
-		/* our claim may or may not stand: never adopt what we could not confirm */
-		g_warning("cannot re-read the lease %s to confirm our claim (%s); treating it as a "
-			  "lost race",
-			  sfl_file_lease_coordinator_path(self), error->message);
-		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-						    sfl_file_lease_coordinator_acquire_cb);
-		return;
-	}
-	if (doc.state != SFL_LEASE_VALID || g_strcmp0(doc.holder, self->holder) != 0 ||
-	    doc.epoch != self->claim_epoch ||
-	    sfl_lease_doc_expired(&doc, sfl_clock_wall_usec(self->clock))) {
-		g_message("lost the race for the lease %s to %s",
-			  sfl_file_lease_coordinator_path(self),
-			  doc.holder != NULL ? doc.holder : "nobody");
-		sfl_file_lease_coordinator_schedule(self, self->verify_usec,
-						    sfl_file_lease_coordinator_acquire_cb);
-		return;
-	}
-	self->epoch = self->claim_epoch;
-	self->last_ok = self->claim_issued;
-	self->last_confirmed = call->issued;
-	self->last_read_ours = TRUE;
-	sfl_lease_chain_log_acquired(&self->chain, self->what, self->holder, self->epoch);
-	/* the timer first: the acquired callback may demote or stop us at once */
-	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-					    sfl_file_lease_coordinator_hold_cb);
-	sfl_coordinator_set_leader(SFL_COORDINATOR(self), TRUE);
-}
-
-static gboolean
-sfl_file_lease_coordinator_acquire_verify_timer_cb(gpointer user_data)
-{
-	SflFileLeaseCoordinator *self = user_data;
-
-	sfl_lease_chain_clear_timer(&self->chain);
-	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_acquire_verify_cb);
-	return G_SOURCE_REMOVE;
+	((SflFileLeaseReadStep)call->step)(self, call, ok ? &doc : NULL, error);
 }
 
 static void
-sfl_file_lease_coordinator_acquire_write_cb(GObject *source, GAsyncResult *result,
-					    gpointer user_data)
+sfl_file_lease_coordinator_write_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(SflLeaseCall) call = user_data;
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
@@ -182,18 +98,128 @@ sfl_file_lease_coordinator_acquire_write_cb(GObject *source, GAsyncResult *resul
 
 	if (!sfl_lease_call_completed(call))
 		return;
-	if (!ok) {
+	((SflFileLeaseWriteStep)call->step)(self, call, ok ? NULL : error);
+}
+
+static void
+sfl_file_lease_coordinator_read(SflFileLeaseCoordinator *self, SflFileLeaseReadStep step)
+{
+	SflLeaseCall *call = sfl_file_lease_coordinator_call_new(self);
+
+	call->step = (GCallback)step;
+	sfl_lease_io_read_async(self->io, self->chain.cancellable,
+				sfl_file_lease_coordinator_read_cb, call);
+}
+
+static void
+sfl_file_lease_coordinator_write(SflFileLeaseCoordinator *self, guint64 epoch,
+				 SflFileLeaseWriteStep step)
+{
+	SflLeaseCall *call = sfl_file_lease_coordinator_call_new(self);
+	gint64 expires = sfl_clock_wall_usec(self->clock) + self->ttl_usec;
+
+	call->step = (GCallback)step;
+	sfl_lease_io_write_async(self->io, self->holder, expires, epoch, call->cancellable,
+				 sfl_file_lease_coordinator_write_cb, call);
+}
+
+static void
+sfl_file_lease_coordinator_read_timer_cb(gpointer user_data)
+{
+	SflFileLeaseCoordinator *self = user_data;
+
+	sfl_file_lease_coordinator_read(self, self->next_read);
+}
+
+/* the chain's next step: a read after @delay_usec that completes in @step */
+static void
+sfl_file_lease_coordinator_read_in(SflFileLeaseCoordinator *self, gint64 delay_usec,
+				   SflFileLeaseReadStep step)
+{
+	self->next_read = step;
+	sfl_lease_chain_schedule(&self->chain, delay_usec, sfl_file_lease_coordinator_read_timer_cb,
+				 self);
+}
+
+static void
+sfl_file_lease_coordinator_acquire_read(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+					const SflLeaseDoc *doc, const GError *error);
+static void sfl_file_lease_coordinator_hold_cb(gpointer user_data);
+
+/* contest the lease (again) after @delay_usec */
+static void
+sfl_file_lease_coordinator_contest(SflFileLeaseCoordinator *self, gint64 delay_usec)
+{
+	sfl_file_lease_coordinator_read_in(self, delay_usec,
+					   sfl_file_lease_coordinator_acquire_read);
+}
+
+/*
+ * Stop leading and contest again: after renew_interval (a surrender; the lease file is left
+ * alone) or at once (@now).
+ *
+ * At once is for a lease gone or garbled under us, confirmed by a second read. Writing our old
+ * epoch back could land after a standby's fresh claim and step the lease's epoch down, so the
+ * term ends here and we contest like any standby: the claim carries a new epoch above ours and
+ * the store's floor, and the write-pause-verify decides between us and a competitor.
+ */
+static void
+sfl_file_lease_coordinator_stand_by(SflFileLeaseCoordinator *self, gboolean now)
+{
+	self->last_read_ours = FALSE;
+	sfl_file_lease_coordinator_contest(self, now ? 0 : self->renew_usec);
+	sfl_lease_chain_log_standby(&self->chain, SFL_COORDINATOR(self), self->epoch);
+}
+
+/* --- acquire (standby) -------------------------------------------------------------------- */
+
+static void
+sfl_file_lease_coordinator_acquire_verify(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+					  const SflLeaseDoc *doc, const GError *error)
+{
+	if (doc == NULL) {
+		/* our claim may or may not stand: never adopt what we could not confirm */
+		g_warning("cannot re-read the lease %s to confirm our claim (%s); treating it as a "
+			  "lost race",
+			  sfl_file_lease_coordinator_path(self), error->message);
+		sfl_file_lease_coordinator_contest(self, self->renew_usec);
+		return;
+	}
+	if (doc->state != SFL_LEASE_VALID || g_strcmp0(doc->holder, self->holder) != 0 ||
+	    doc->epoch != self->claim_epoch ||
+	    sfl_lease_doc_expired(doc, sfl_clock_wall_usec(self->clock))) {
+		g_message("lost the race for the lease %s to %s",
+			  sfl_file_lease_coordinator_path(self),
+			  doc->holder != NULL ? doc->holder : "nobody");
+		sfl_file_lease_coordinator_contest(self, self->verify_usec);
+		return;
+	}
+	self->epoch = self->claim_epoch;
+	self->last_ok = self->claim_issued;
+	self->last_confirmed = call->issued;
+	self->last_read_ours = TRUE;
+	sfl_lease_chain_log_acquired(&self->chain, self->what, self->holder, self->epoch);
+	/* the timer first: the acquired callback may demote or stop us at once */
+	sfl_lease_chain_schedule(&self->chain, self->renew_usec, sfl_file_lease_coordinator_hold_cb,
+				 self);
+	sfl_coordinator_set_leader(SFL_COORDINATOR(self), TRUE);
+}
+
+static void
+sfl_file_lease_coordinator_acquire_written(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+					   const GError *error)
+{
+	if (error != NULL) {
 		g_warning("cannot write the lease %s: %s; retrying in %.1f s",
 			  sfl_file_lease_coordinator_path(self), error->message,
 			  sfl_lease_secs(self->renew_usec));
-		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-						    sfl_file_lease_coordinator_acquire_cb);
+		sfl_file_lease_coordinator_contest(self, self->renew_usec);
 		return;
 	}
 	self->claim_issued = call->issued;
 	/* let a competitor's concurrent claim land, then see whose rename won */
-	sfl_file_lease_coordinator_schedule(self, self->verify_usec,
-					    sfl_file_lease_coordinator_acquire_verify_timer_cb);
+	sfl_file_lease_coordinator_read_in(self, self->verify_usec,
+					   sfl_file_lease_coordinator_acquire_verify);
 }
 
 static void
@@ -212,118 +238,68 @@ sfl_file_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *resul
 	self->claim_epoch = sfl_lease_chain_next_epoch(&self->chain, ok ? NULL : error, floor,
 						       self->claim_epoch, self->epoch, self->what,
 						       ": the lease file was lost or rewritten");
-	sfl_file_lease_coordinator_write(self, self->ttl_usec, self->claim_epoch,
-					 sfl_file_lease_coordinator_acquire_write_cb);
+	sfl_file_lease_coordinator_write(self, self->claim_epoch,
+					 sfl_file_lease_coordinator_acquire_written);
 }
 
 static void
-sfl_file_lease_coordinator_acquire_read_cb(GObject *source, GAsyncResult *result,
-					   gpointer user_data)
+sfl_file_lease_coordinator_acquire_read(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+					const SflLeaseDoc *doc, const GError *error)
 {
-	g_autoptr(SflLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
-	g_auto(SflLeaseDoc) doc = { 0 };
-	g_autoptr(GError) error = NULL;
-	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
-
-	if (!sfl_lease_call_completed(call))
-		return;
-	if (!ok) {
+	if (doc == NULL) {
 		/* cannot tell is never absent: contesting now could overwrite a live leader */
 		g_warning("cannot read the lease %s (%s); backing off without contesting",
 			  sfl_file_lease_coordinator_path(self), error->message);
-		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-						    sfl_file_lease_coordinator_acquire_cb);
+		sfl_file_lease_coordinator_contest(self, self->renew_usec);
 		return;
 	}
 	/* held by anyone, a stale lease with our own holder string included: wait it out */
-	if (!sfl_lease_doc_expired(&doc, sfl_clock_wall_usec(self->clock))) {
+	if (!sfl_lease_doc_expired(doc, sfl_clock_wall_usec(self->clock))) {
 		g_debug("the lease %s is held by %s (epoch %" G_GUINT64_FORMAT ")",
-			sfl_file_lease_coordinator_path(self), doc.holder, doc.epoch);
-		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-						    sfl_file_lease_coordinator_acquire_cb);
+			sfl_file_lease_coordinator_path(self), doc->holder, doc->epoch);
+		sfl_file_lease_coordinator_contest(self, self->renew_usec);
 		return;
 	}
-	self->claim_epoch = doc.epoch;
+	self->claim_epoch = doc->epoch;
 	sfl_coordinator_epoch_floor_async(SFL_COORDINATOR(self), self->chain.cancellable,
 					  sfl_file_lease_coordinator_acquire_floor_cb,
 					  sfl_file_lease_coordinator_call_new(self));
 }
 
-static gboolean
-sfl_file_lease_coordinator_acquire_cb(gpointer user_data)
-{
-	SflFileLeaseCoordinator *self = user_data;
-
-	sfl_lease_chain_clear_timer(&self->chain);
-	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_acquire_read_cb);
-	return G_SOURCE_REMOVE;
-}
-
 /* --- hold (leader) ------------------------------------------------------------------------ */
 
 static void
-sfl_file_lease_coordinator_hold_write_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+sfl_file_lease_coordinator_hold_written(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+					const GError *error)
 {
-	g_autoptr(SflLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
-	g_autoptr(GError) error = NULL;
-	gboolean ok = sfl_lease_io_write_finish(self->io, result, &error);
-
-	if (!sfl_lease_call_completed(call))
-		return;
-	if (ok) {
+	if (error == NULL)
 		self->last_ok = call->issued;
-		sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-						    sfl_file_lease_coordinator_hold_cb);
+	else if (!sfl_lease_renew_write_failed(&self->renew, error, self->last_ok)) {
+		sfl_file_lease_coordinator_stand_by(self, FALSE);
 		return;
 	}
-	if (!sfl_lease_renew_write_failed(&self->renew, error, self->last_ok)) {
-		sfl_file_lease_coordinator_surrender(self);
-		return;
-	}
-	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-					    sfl_file_lease_coordinator_hold_cb);
+	sfl_lease_chain_schedule(&self->chain, self->renew_usec, sfl_file_lease_coordinator_hold_cb,
+				 self);
 }
 
 /* renewals keep the epoch: a higher one on disk was foreign and we surrendered already */
 static void
 sfl_file_lease_coordinator_renew(SflFileLeaseCoordinator *self)
 {
-	sfl_file_lease_coordinator_write(self, self->ttl_usec, self->epoch,
-					 sfl_file_lease_coordinator_hold_write_cb);
+	sfl_file_lease_coordinator_write(self, self->epoch,
+					 sfl_file_lease_coordinator_hold_written);
 }
 
 static void
-sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, gpointer user_data);
-
-static gboolean
-sfl_file_lease_coordinator_hold_verify_cb(gpointer user_data)
+sfl_file_lease_coordinator_hold_read(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+				     const SflLeaseDoc *doc, const GError *error)
 {
-	SflFileLeaseCoordinator *self = user_data;
+	gint64 since_confirmed = sfl_file_lease_coordinator_now(self) - self->last_confirmed;
 
-	sfl_lease_chain_clear_timer(&self->chain);
-	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_hold_read_cb);
-	return G_SOURCE_REMOVE;
-}
-
-static void
-sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	g_autoptr(SflLeaseCall) call = user_data;
-	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(call->owner);
-	g_auto(SflLeaseDoc) doc = { 0 };
-	g_autoptr(GError) error = NULL;
-	gboolean ok = sfl_lease_io_read_finish(self->io, result, &doc, &error);
-	gint64 since_confirmed;
-
-	if (!sfl_lease_call_completed(call))
-		return;
-	since_confirmed = sfl_file_lease_coordinator_now(self) - self->last_confirmed;
-	if (!ok) {
+	if (doc == NULL) {
 		self->last_read_ours = FALSE;
 		if (!sfl_lease_renew_read_failed(&self->renew, error, self->last_confirmed)) {
-			sfl_file_lease_coordinator_surrender(self);
+			sfl_file_lease_coordinator_stand_by(self, FALSE);
 			return;
 		}
 		if (!self->verifying) {
@@ -332,8 +308,8 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 				  sfl_lease_secs(self->verify_usec));
 			self->verifying = TRUE;
 			self->first_failed = TRUE;
-			sfl_file_lease_coordinator_schedule(
-				self, self->verify_usec, sfl_file_lease_coordinator_hold_verify_cb);
+			sfl_file_lease_coordinator_read_in(self, self->verify_usec,
+							   sfl_file_lease_coordinator_hold_read);
 			return;
 		}
 		if (!self->first_failed) {
@@ -341,7 +317,7 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 			g_warning("the lease %s was missing or not a lease and cannot be re-read "
 				  "(%s): giving up leadership without writing",
 				  sfl_file_lease_coordinator_path(self), error->message);
-			sfl_file_lease_coordinator_recontest(self);
+			sfl_file_lease_coordinator_stand_by(self, TRUE);
 			return;
 		}
 		g_warning("two consecutive reads of the lease %s failed (%s); renewing within "
@@ -351,51 +327,49 @@ sfl_file_lease_coordinator_hold_read_cb(GObject *source, GAsyncResult *result, g
 		sfl_file_lease_coordinator_renew(self);
 		return;
 	}
-	if (doc.state == SFL_LEASE_VALID &&
-	    (g_strcmp0(doc.holder, self->holder) != 0 || doc.epoch > self->epoch)) {
+	if (doc->state == SFL_LEASE_VALID &&
+	    (g_strcmp0(doc->holder, self->holder) != 0 || doc->epoch > self->epoch)) {
 		g_warning("the lease %s is now held by %s (epoch %" G_GUINT64_FORMAT
 			  ", ours %" G_GUINT64_FORMAT "): giving up leadership",
-			  sfl_file_lease_coordinator_path(self), doc.holder, doc.epoch,
+			  sfl_file_lease_coordinator_path(self), doc->holder, doc->epoch,
 			  self->epoch);
-		sfl_file_lease_coordinator_surrender(self);
+		sfl_file_lease_coordinator_stand_by(self, FALSE);
 		return;
 	}
 	self->last_confirmed = call->issued;
-	self->last_read_ours = doc.state == SFL_LEASE_VALID;
-	if (doc.state != SFL_LEASE_VALID && !self->verifying) {
+	self->last_read_ours = doc->state == SFL_LEASE_VALID;
+	if (doc->state != SFL_LEASE_VALID && !self->verifying) {
 		g_warning("the lease %s is missing or not a lease; reading it again in %.3f s "
 			  "before renewing",
 			  sfl_file_lease_coordinator_path(self), sfl_lease_secs(self->verify_usec));
 		self->verifying = TRUE;
 		self->first_failed = FALSE;
-		sfl_file_lease_coordinator_schedule(self, self->verify_usec,
-						    sfl_file_lease_coordinator_hold_verify_cb);
+		sfl_file_lease_coordinator_read_in(self, self->verify_usec,
+						   sfl_file_lease_coordinator_hold_read);
 		return;
 	}
-	if (doc.state != SFL_LEASE_VALID) {
+	if (doc->state != SFL_LEASE_VALID) {
 		g_warning("the lease %s is still missing or not a lease: giving up leadership "
 			  "(epoch %" G_GUINT64_FORMAT ") and contesting it with a new epoch",
 			  sfl_file_lease_coordinator_path(self), self->epoch);
-		sfl_file_lease_coordinator_recontest(self);
+		sfl_file_lease_coordinator_stand_by(self, TRUE);
 		return;
 	}
 	sfl_file_lease_coordinator_renew(self);
 }
 
-static gboolean
+static void
 sfl_file_lease_coordinator_hold_cb(gpointer user_data)
 {
 	SflFileLeaseCoordinator *self = user_data;
 
-	sfl_lease_chain_clear_timer(&self->chain);
 	if (!sfl_lease_renew_awake(&self->renew, self->last_ok)) {
-		sfl_file_lease_coordinator_surrender(self);
-		return G_SOURCE_REMOVE;
+		sfl_file_lease_coordinator_stand_by(self, FALSE);
+		return;
 	}
 	self->verifying = FALSE;
 	self->first_failed = FALSE;
-	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_hold_read_cb);
-	return G_SOURCE_REMOVE;
+	sfl_file_lease_coordinator_read(self, sfl_file_lease_coordinator_hold_read);
 }
 
 /* --- SflCoordinator ----------------------------------------------------------------------- */
@@ -424,13 +398,14 @@ sfl_file_lease_coordinator_start(SflCoordinator *coordinator)
 	sfl_lease_chain_restart(&self->chain);
 	self->last_read_ours = FALSE;
 	/* from the loop, never inside the caller's run_async() */
-	sfl_file_lease_coordinator_schedule(self, 0, sfl_file_lease_coordinator_acquire_cb);
+	sfl_file_lease_coordinator_contest(self, 0);
 }
 
 static void
 sfl_file_lease_coordinator_stop(SflCoordinator *coordinator)
 {
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
+	SflLeaseCall *call = NULL;
 	/*
 	 * hand over early only when it is provably ours: the last read showed our lease, nothing
 	 * is in flight that could land after the release, and our lease has not expired (else a
@@ -444,8 +419,10 @@ sfl_file_lease_coordinator_stop(SflCoordinator *coordinator)
 	if (!release)
 		return;
 	/* its own chain, never cancelled: the run ends without waiting for it */
-	sfl_file_lease_coordinator_write(self, 0, self->epoch,
-					 sfl_file_lease_coordinator_release_cb);
+	call = sfl_file_lease_coordinator_call_new(self);
+	sfl_lease_io_write_async(self->io, self->holder, sfl_clock_wall_usec(self->clock),
+				 self->epoch, call->cancellable,
+				 sfl_file_lease_coordinator_release_cb, call);
 }
 
 static void
@@ -456,8 +433,7 @@ sfl_file_lease_coordinator_demote(SflCoordinator *coordinator)
 	sfl_lease_chain_log_demoted(&self->chain, self->epoch);
 	sfl_lease_chain_restart(&self->chain);
 	self->last_read_ours = FALSE;
-	sfl_file_lease_coordinator_schedule(self, self->renew_usec,
-					    sfl_file_lease_coordinator_acquire_cb);
+	sfl_file_lease_coordinator_contest(self, self->renew_usec);
 }
 
 /* the base class checks the leadership flag first */

@@ -11,8 +11,8 @@ G_BEGIN_DECLS
 
 /*
  * coordinate.type: file_lease — leadership through a lease document on storage all replicas
- * share ({"holder", "expires_at", "epoch"}, original-behaviour §5.3 with the SFL-0012 and
- * SFL-0015 fixes).
+ * share ({"holder", "expires_at", "epoch"}, docs/deployment/high-availability.md
+ * "The file lease", with the SFL-0012 and SFL-0015 fixes).
  *
  *  - Standby: a lease that is absent, not a lease, or expired on this host's wall clock is
  *    claimed with epoch max(lease epoch, store floor, own epoch) + 1, then confirmed by a

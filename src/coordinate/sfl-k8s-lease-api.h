@@ -12,8 +12,9 @@
 G_BEGIN_DECLS
 
 /*
- * A coordination.k8s.io/v1 Lease as the k8s_lease coordinator sees it (wire-facts §5.2).
- * Every spec field is optional in the API; an unset one reads as NULL / -1.
+ * A coordination.k8s.io/v1 Lease as the k8s_lease coordinator sees it
+ * (docs/internals/wire-notes.md, "The Lease body"). Every spec field is optional in the API; an
+ * unset one reads as NULL / -1.
  */
 typedef struct {
 	gchar *resource_version; /* opaque, compared for equality only; NULL on a create */

@@ -11,7 +11,8 @@ G_BEGIN_DECLS
 
 /*
  * coordinate.type: k8s_lease — leadership through a coordination.k8s.io/v1 Lease
- * (original-behaviour §5.4 with the SFL-0014 epoch fence of §5.7c): the compare-and-swap lease
+ * (docs/deployment/high-availability.md "The Kubernetes Lease", fenced by
+ * leaseTransitions: SFL-0014): the compare-and-swap lease
  * engine (sfl-cas-lease-coordinator.h) with the Lease API as its backend.
  *
  *  - Staleness is judged on this replica's monotonic clock since the Lease's resourceVersion

@@ -10,7 +10,7 @@
 G_BEGIN_DECLS
 
 /*
- * What `sf2loki doctor` checks for coordinate.type: k8s_lease (original-behaviour §9 row 11):
+ * What `sf2loki doctor` checks for coordinate.type: k8s_lease (docs/cli.md, the `coordinator` row):
  * the Lease can be read (404 is fine), and a server-side dry-run write (dryRun=All) of what the
  * coordinator would write — a create when the Lease is absent, else a replace of the object
  * just read — is authorized and valid. Nothing is stored.

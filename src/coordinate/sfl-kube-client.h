@@ -12,7 +12,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflKubeClient: JSON requests to one Kubernetes API server (wire-facts §5.3, §5.4).
+ * SflKubeClient: JSON requests to one Kubernetes API server (docs/internals/wire-notes.md,
+ * "Reaching the API server").
  *
  *  - In-cluster: KUBERNETES_SERVICE_HOST/PORT, the service account's CA file and token file.
  *    The token is a projected token the kubelet rotates, so the file is read again for every

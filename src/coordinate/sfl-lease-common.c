@@ -9,6 +9,7 @@
 #include "sfl-lease-common.h"
 
 #include "sfl-error.h"
+#include "sfl-gsource.h"
 
 /**
  * sfl_lease_chain_init:
@@ -39,10 +40,7 @@ sfl_lease_chain_dispose(SflLeaseChain *chain)
 void
 sfl_lease_chain_clear_timer(SflLeaseChain *chain)
 {
-	if (chain->timer == NULL)
-		return;
-	g_source_destroy(chain->timer);
-	g_clear_pointer(&chain->timer, g_source_unref);
+	sfl_clear_source(&chain->timer);
 }
 
 /* a new chain: whatever the old one still has in flight is ignored when it completes */
@@ -67,14 +65,16 @@ sfl_lease_chain_detach(SflLeaseChain *chain)
 	chain->cancellable = g_cancellable_new();
 }
 
-/* the one timer of the chain: @func runs once after @delay_usec on the chain's clock */
+/*
+ * the one timer of the chain: @func runs once after @delay_usec on the chain's clock, with the
+ * timer already cleared (it may schedule the next step)
+ */
 void
-sfl_lease_chain_schedule(SflLeaseChain *chain, gint64 delay_usec, GSourceFunc func, gpointer data)
+sfl_lease_chain_schedule(SflLeaseChain *chain, gint64 delay_usec, SflClockOnceFunc func,
+			 gpointer data)
 {
-	sfl_lease_chain_clear_timer(chain);
-	chain->timer = sfl_clock_timeout_source_new(chain->clock, delay_usec);
-	g_source_set_callback(chain->timer, func, data, NULL);
-	g_source_attach(chain->timer, g_main_context_get_thread_default());
+	sfl_clock_once(chain->clock, &chain->timer, delay_usec, NULL, func, data,
+		       g_main_context_get_thread_default());
 }
 
 gint64

@@ -43,8 +43,8 @@ void sfl_lease_chain_dispose(SflLeaseChain *chain);
 void sfl_lease_chain_restart(SflLeaseChain *chain);
 void sfl_lease_chain_detach(SflLeaseChain *chain);
 void sfl_lease_chain_clear_timer(SflLeaseChain *chain);
-void
-sfl_lease_chain_schedule(SflLeaseChain *chain, gint64 delay_usec, GSourceFunc func, gpointer data);
+void sfl_lease_chain_schedule(SflLeaseChain *chain, gint64 delay_usec, SflClockOnceFunc func,
+			      gpointer data);
 gint64 sfl_lease_chain_now(SflLeaseChain *chain);
 
 void sfl_lease_chain_log_standby(SflLeaseChain *chain, SflCoordinator *coordinator, guint64 epoch);

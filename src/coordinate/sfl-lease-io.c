@@ -82,6 +82,19 @@ sfl_lease_io_file_task_new(SflLeaseIO *self, GBytes *data, GCancellable *cancell
 	return task;
 }
 
+/* where a job's thread begins: FALSE when @task was completed already */
+static gboolean
+sfl_lease_io_job_begin(SflLeaseIOJob *job, GTask *task)
+{
+	if (job->hook != NULL)
+		job->hook(job->hook_data);
+	if (job->path == NULL) {
+		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL, "no lease path");
+		return FALSE;
+	}
+	return TRUE;
+}
+
 static void
 sfl_lease_io_file_read_thread(GTask *task, gpointer source, gpointer task_data,
 			      GCancellable *cancellable)
@@ -90,12 +103,8 @@ sfl_lease_io_file_read_thread(GTask *task, gpointer source, gpointer task_data,
 	g_autoptr(SflLeaseDoc) doc = sfl_lease_doc_new();
 	g_autoptr(GError) error = NULL;
 
-	if (job->hook != NULL)
-		job->hook(job->hook_data);
-	if (job->path == NULL) {
-		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL, "no lease path");
+	if (!sfl_lease_io_job_begin(job, task))
 		return;
-	}
 	if (!sfl_lease_doc_read(job->path, doc, &error)) {
 		g_task_return_error(task, g_steal_pointer(&error));
 		return;
@@ -159,12 +168,8 @@ sfl_lease_io_file_write_thread(GTask *task, gpointer source, gpointer task_data,
 	const gchar *data = g_bytes_get_data(job->data, &len);
 	g_autoptr(GError) error = NULL;
 
-	if (job->hook != NULL)
-		job->hook(job->hook_data);
-	if (job->path == NULL) {
-		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_INTERNAL, "no lease path");
+	if (!sfl_lease_io_job_begin(job, task))
 		return;
-	}
 	status = sfl_platform_replace_file_gated(job->path, data, len, sfl_lease_io_write_gate, job,
 						 &perr);
 	if (!sfl_platform_to_gerror(status, &perr, &error)) {

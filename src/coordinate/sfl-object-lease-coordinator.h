@@ -11,9 +11,9 @@ G_BEGIN_DECLS
 
 /*
  * coordinate.type: s3_lease | gcs_lease — leadership through one object with conditional
- * writes (original-behaviour §5.7e), the lease document {"holder", "expires_at", "epoch"} of
- * the file lease. The algorithm is the compare-and-swap lease engine's
- * (sfl-cas-lease-coordinator.h); the object is its backend:
+ * writes (docs/deployment/high-availability.md "The object-store leases"), the lease document
+ * {"holder", "expires_at", "epoch"} of the file lease. The algorithm is the compare-and-swap lease
+ * engine's (sfl-cas-lease-coordinator.h); the object is its backend:
  *
  *  - The version is the object's ETag (S3) or generation (GCS). Staleness is judged on this
  *    replica's monotonic clock since it last changed; the leader-written expires_at is for

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sfl-config.h"
 #include "sfl-error.h"
 #include "sfl-platform.h"
 
@@ -707,8 +708,8 @@ sfl_config_load_default(const SflConfigField *field, gpointer member, const gcha
 			   (const gchar *)g_ptr_array_index(ctx->errors, before));
 }
 
-static gboolean
-sfl_config_is_blank(const gchar *text)
+gboolean
+sfl_config_text_blank(const gchar *text)
 {
 	if (text == NULL)
 		return TRUE;
@@ -735,7 +736,7 @@ sfl_config_resolve_secret(const SflConfigSchema *schema, const SflConfigField *f
 	gsize raw_len = 0;
 
 	/* blank counts as absent everywhere (SFL-0047), so it can never shadow the file */
-	if (sfl_config_is_blank(*value))
+	if (sfl_config_text_blank(*value))
 		g_clear_pointer(value, g_free);
 	if (*value != NULL) {
 		g_ptr_array_add(ctx->secrets, g_strdup(*value));
@@ -744,7 +745,7 @@ sfl_config_resolve_secret(const SflConfigSchema *schema, const SflConfigField *f
 	if (file_field == NULL)
 		return;
 	file_path = *(gchar **)sfl_config_member(obj, file_field);
-	if (sfl_config_is_blank(file_path))
+	if (sfl_config_text_blank(file_path))
 		return;
 	fpath = sfl_config_path_join(path, file_key);
 	status = sfl_platform_read_file(file_path, SFL_CONFIG_MAX_SECRET_BYTES, &raw, &raw_len,

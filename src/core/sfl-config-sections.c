@@ -12,7 +12,7 @@
 
 /*
  * The schema of every section: keys, types and defaults are those of the Python original
- * (original-behaviour.md §7.3) so its config files load unchanged. Help texts are what the
+ * (docs/config-reference.md lists them) so its config files load unchanged. Help texts are what the
  * generated example and reference show; their first sentence goes into the example.
  */
 
@@ -46,18 +46,6 @@ static const gchar *const sfl_label_allowlist[] = {
 /* columns that ELF label promotion may not shadow */
 static const gchar *const sfl_label_reserved[] = { "source",	  "event_type", "job", "sf_org_id",
 						   "environment", "org",	NULL };
-
-static gboolean
-sfl_config_text_blank(const gchar *text)
-{
-	if (text == NULL)
-		return TRUE;
-	for (; *text != '\0'; text++) {
-		if (!g_ascii_isspace(*text))
-			return FALSE;
-	}
-	return TRUE;
-}
 
 /* a *_file that failed to read was already reported; do not add "required" on top */
 static gboolean

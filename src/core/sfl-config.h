@@ -366,6 +366,8 @@ const SflConfigField *sfl_config_field_at(const gchar *path);
 const gchar *sfl_config_enum_name(const gchar *path, gint value);
 gchar *sfl_config_render_example(void) G_GNUC_WARN_UNUSED_RESULT;
 gchar *sfl_config_render_reference(void) G_GNUC_WARN_UNUSED_RESULT;
+/* a value left unset: NULL, empty or only whitespace */
+gboolean sfl_config_text_blank(const gchar *text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflConfig, sfl_config_free)
 

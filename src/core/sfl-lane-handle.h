@@ -11,8 +11,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflLaneHandle: what a source writes into (architecture §4). The pipeline's lanes implement
- * it; a source sees nothing else of the pipeline.
+ * SflLaneHandle: what a source writes into (docs/architecture.md, "The seams"). The pipeline's
+ * lanes implement it; a source sees nothing else of the pipeline.
  *
  * Contract
  *  - offer() queues an entry (its checkpoint rides on it) and references it, or refuses it

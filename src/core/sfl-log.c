@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "sfl-autocleanups.h"
+#include "sfl-platform.h"
 #include "sfl-redact.h"
 
 /* enough distinct failures for any outage, small enough that a storm cannot grow memory */
@@ -34,6 +35,12 @@ typedef struct {
 	gint64 printed_usec;
 	guint suppressed;
 } SflLogRepeat;
+
+/* one rendered line and the level it goes to the system log with */
+typedef struct {
+	SflLogLevel level;
+	gchar *text;
+} SflLogLine;
 
 /* worker threads log too, so all of this is only touched under sfl_log_mutex */
 static GMutex sfl_log_mutex;
@@ -213,6 +220,30 @@ sfl_log_now(void)
 	user_data = sfl_log_clock_data;
 	g_mutex_unlock(&sfl_log_mutex);
 	return func != NULL ? func(user_data) : g_get_real_time();
+}
+
+static void
+sfl_log_line_free(SflLogLine *line)
+{
+	g_free(line->text);
+	g_free(line);
+}
+
+static GPtrArray *
+sfl_log_lines_new(void)
+{
+	return g_ptr_array_new_with_free_func((GDestroyNotify)sfl_log_line_free);
+}
+
+/* takes @text */
+static void
+sfl_log_lines_add(GPtrArray *lines, GLogLevelFlags log_level, gchar *text)
+{
+	SflLogLine *line = g_new0(SflLogLine, 1);
+
+	line->level = sfl_log_level_from_glib(log_level);
+	line->text = text;
+	g_ptr_array_add(lines, line);
 }
 
 static gchar *
@@ -535,7 +566,8 @@ sfl_log_repeat_evict_oldest(SflLogFormat format, gint64 now_usec, GPtrArray *lin
 		return;
 	/* a count that is about to be forgotten is printed rather than lost */
 	if (oldest->suppressed > 0)
-		g_ptr_array_add(lines, sfl_log_repeat_render(oldest, format, now_usec));
+		sfl_log_lines_add(lines, oldest->log_level,
+				  sfl_log_repeat_render(oldest, format, now_usec));
 	g_queue_unlink(&sfl_log_repeat_order, &oldest->link);
 	g_hash_table_remove(sfl_log_repeats, oldest->key);
 }
@@ -589,6 +621,23 @@ sfl_log_repeat_check(const gchar *key, GLogLevelFlags log_level, const GLogField
 	return TRUE;
 }
 
+/* error and critical are errors to the Event Log; debug lines never get there */
+static SflPlatformEventType
+sfl_log_event_type(SflLogLevel level)
+{
+	switch (level) {
+	case SFL_LOG_LEVEL_CRITICAL:
+	case SFL_LOG_LEVEL_ERROR:
+		return SFL_PLATFORM_EVENT_ERROR;
+	case SFL_LOG_LEVEL_WARNING:
+		return SFL_PLATFORM_EVENT_WARNING;
+	case SFL_LOG_LEVEL_INFO:
+	case SFL_LOG_LEVEL_DEBUG:
+		break;
+	}
+	return SFL_PLATFORM_EVENT_INFO;
+}
+
 static void
 sfl_log_emit(GPtrArray *lines)
 {
@@ -601,17 +650,24 @@ sfl_log_emit(GPtrArray *lines)
 	g_mutex_unlock(&sfl_log_mutex);
 
 	for (guint i = 0; i < lines->len; i++) {
-		const gchar *line = g_ptr_array_index(lines, i);
-		g_autofree gchar *buf = NULL;
+		const SflLogLine *line = g_ptr_array_index(lines, i);
 
 		if (func != NULL) {
-			func(line, user_data);
-			continue;
+			func(line->text, user_data);
+		} else {
+			/* one fwrite per line, so lines from several threads never interleave */
+			g_autofree gchar *buf = g_strconcat(line->text, "\n", NULL);
+
+			fwrite(buf, 1, strlen(buf), stderr);
+			fflush(stderr);
 		}
-		/* one fwrite per line, so lines from several threads never interleave */
-		buf = g_strconcat(line, "\n", NULL);
-		fwrite(buf, 1, strlen(buf), stderr);
-		fflush(stderr);
+		/*
+		 * a Windows service has no console: the same redacted line goes to the Event Log
+		 * (docs/internals/logging.md); elsewhere, and in console mode, this does nothing
+		 */
+		if (line->level != SFL_LOG_LEVEL_DEBUG)
+			(void)sfl_platform_event_log_write(sfl_log_event_type(line->level),
+							   line->text, NULL);
 	}
 }
 
@@ -649,7 +705,7 @@ GLogWriterOutput
 sfl_log_writer(GLogLevelFlags log_level, const GLogField *fields, gsize n_fields,
 	       gpointer user_data)
 {
-	g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) lines = sfl_log_lines_new();
 	SflLogLevel level = sfl_log_level_from_glib(log_level);
 	gboolean fatal = (log_level & (G_LOG_FLAG_FATAL | G_LOG_LEVEL_ERROR)) != 0;
 	SflLogLevel threshold = SFL_LOG_LEVEL_INFO;
@@ -681,8 +737,8 @@ sfl_log_writer(GLogLevelFlags log_level, const GLogField *fields, gsize n_fields
 			return G_LOG_WRITER_HANDLED;
 	}
 
-	g_ptr_array_add(lines,
-			sfl_log_render(format, log_level, fields, n_fields, now_usec, repeated));
+	sfl_log_lines_add(lines, log_level,
+			  sfl_log_render(format, log_level, fields, n_fields, now_usec, repeated));
 	sfl_log_emit(lines);
 	/* a custom writer bypasses GLib's G_DEBUG handling; keep tests' fatal-criticals working */
 	if ((log_level & G_LOG_LEVEL_CRITICAL) && sfl_log_debug_fatal(G_LOG_LEVEL_CRITICAL))
@@ -701,7 +757,7 @@ sfl_log_writer(GLogLevelFlags log_level, const GLogField *fields, gsize n_fields
 void
 sfl_log_flush_repeats(void)
 {
-	g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) lines = sfl_log_lines_new();
 	gint64 now_usec = sfl_log_now();
 
 	g_mutex_lock(&sfl_log_mutex);
@@ -709,8 +765,8 @@ sfl_log_flush_repeats(void)
 		SflLogRepeat *repeat = l->data;
 
 		if (repeat->suppressed > 0)
-			g_ptr_array_add(lines,
-					sfl_log_repeat_render(repeat, sfl_log_format, now_usec));
+			sfl_log_lines_add(lines, repeat->log_level,
+					  sfl_log_repeat_render(repeat, sfl_log_format, now_usec));
 	}
 	/* the queue links live inside the entries, so unhook them before the table frees them */
 	g_queue_init(&sfl_log_repeat_order);

@@ -9,7 +9,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflMetrics: the process's metrics registry (issue 9; original-behaviour §9.2 names).
+ * SflMetrics: the process's metrics registry (the names of docs/operations/metrics.md).
  *
  * A family is one metric name with a fixed list of label names; a series is one family with
  * one tuple of label values. Callers look a series up once (get-or-create, may allocate) and

@@ -22,7 +22,8 @@ G_BEGIN_DECLS
  * Duplicate names (a CSV header naming a column twice) behave like the Python dict the
  * original built from the row: lookups and the JSON line see the last one only.
  *
- * Rendering follows the original's Python (original-behaviour §0):
+ * Rendering follows the original's Python
+ * (docs/differences-from-python.md, "Kept as in the original"):
  *  - sfl_record_append_json(): json.dumps(payload, sort_keys=True) — keys sorted by code
  *    point, ", " and ": " separators, ensure_ascii, floats in repr form, nested objects
  *    sorted too. Replays render identical bytes, which is what lets Loki collapse duplicates.

@@ -11,7 +11,7 @@ G_BEGIN_DECLS
 
 /*
  * SflCurlLoop: one CURLM driven by GSources on the thread-default GMainContext of the thread
- * that created it (architecture §3 and §9, style rule 17).
+ * that created it (docs/architecture.md, "The daemon and its terms").
  *
  * - The socket callback keeps exactly one watch per socket. Watches are GIOChannel watches:
  *   g_io_channel_unix_new() is part of glib.h on every platform (on Windows it accepts a

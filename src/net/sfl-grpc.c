@@ -81,7 +81,7 @@ sfl_grpc_code_name(SflGrpcCode code)
 	return "UNKNOWN";
 }
 
-/* wire-facts §2.5: the status a proxy's HTTP answer stands for */
+/* the status a proxy's HTTP answer stands for (docs/internals/wire-notes.md, "Status") */
 SflGrpcCode
 sfl_grpc_code_from_http(guint http_status)
 {
@@ -491,7 +491,10 @@ sfl_grpc_call_new(SflCurlLoop *loop, const gchar *base_url, const gchar *path,
 	self->user_data = user_data;
 	self->out = g_byte_array_new();
 	self->in = g_byte_array_new();
-	/* call-definition headers first, then metadata (wire-facts §2.1) */
+	/*
+	 * call-definition headers first, then metadata
+	 * (docs/internals/wire-notes.md, "Request headers")
+	 */
 	self->headers = curl_slist_append(self->headers, "te: trailers");
 	self->headers = curl_slist_append(self->headers, "content-type: application/grpc");
 	self->headers = curl_slist_append(self->headers, "grpc-accept-encoding: identity");
@@ -546,11 +549,11 @@ sfl_grpc_call_start(SflGrpcCall *self, GError **error)
 	rc |= curl_easy_setopt(self->easy, CURLOPT_READDATA, self);
 	/*
 	 * Half-closed before the start (unary calls, the probe): with the size known, curl sets
-	 * END_STREAM on the last DATA frame (wire-facts §2.4). Otherwise it only learns of the
-	 * end from the read callback's next EOF, and a server that refuses the call at once
-	 * answers first: HEADERS with END_STREAM, then RST_STREAM NO_ERROR for our still open
-	 * side. curl 7.88 handles both in one read and drops the buffered header block, so the
-	 * Trailers-Only status turned into "Empty reply from server" (UNAVAILABLE).
+	 * END_STREAM on the last DATA frame (docs/internals/wire-notes.md, "Half-close"). Otherwise
+	 * it only learns of the end from the read callback's next EOF, and a server that refuses
+	 * the call at once answers first: HEADERS with END_STREAM, then RST_STREAM NO_ERROR for our
+	 * still open side. curl 7.88 handles both in one read and drops the buffered header block,
+	 * so the Trailers-Only status turned into "Empty reply from server" (UNAVAILABLE).
 	 */
 	if (self->send_closed)
 		rc |= curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE,

@@ -11,8 +11,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflGrpcCall: one gRPC call over HTTP/2 on the shared curl loop (wire-facts §2, architecture
- * §9).
+ * SflGrpcCall: one gRPC call over HTTP/2 on the shared curl loop (docs/internals/wire-notes.md,
+ * "gRPC over HTTP/2"; the loop: sfl-curl-loop.h).
  *
  * - @base_url "https://host:port" negotiates h2 by ALPN (TLS verification on, the loop's CA
  *   bundle); "http://host:port" speaks h2c with prior knowledge, for tests only. A server that
@@ -27,8 +27,8 @@ G_BEGIN_DECLS
  *   chunks, a chunk may hold many messages) and handed to @message in order, each whole.
  * - Status: grpc-status, grpc-message (percent-decoded) and Salesforce's `error-code` are
  *   taken from the first header block (Trailers-Only) or from the trailers. Without
- *   grpc-status the HTTP status is mapped (wire-facts §2.5). A transport failure is
- *   UNAVAILABLE with curl's description.
+ *   grpc-status the HTTP status is mapped (docs/internals/wire-notes.md, "Status").
+ *   A transport failure is UNAVAILABLE with curl's description.
  * - Paused-upload hang (curl 7.88): when grpc-status arrives in trailers while the upload is
  *   paused, the send side is closed and the upload unpaused, so the transfer can complete.
  * - curl 7.88 limits a caller has to design around: a Trailers-Only answer (the call refused

@@ -29,7 +29,10 @@ G_BEGIN_DECLS
 
 #define SFL_HTTP_MAX_BODY (64 * 1024)
 
-/* the connect timeout of sfl_http_request_bounded_async() (original-behaviour §2.5) */
+/*
+ * the connect timeout of sfl_http_request_bounded_async(): the original's 10 s
+ * (docs/differences-from-python.md, "Kept as in the original")
+ */
 #define SFL_HTTP_CONNECT_TIMEOUT_MS (10 * 1000)
 
 typedef struct _SflHttpResponse SflHttpResponse;

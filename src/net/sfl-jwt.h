@@ -10,9 +10,10 @@ G_BEGIN_DECLS
 
 /*
  * RS256 JWT compact signing (RFC 7515/7519) with OpenSSL 3 EVP, for the Salesforce JWT bearer
- * flow (wire-facts §4.1): header {"alg":"RS256","typ":"JWT"}, claims iss/sub/aud and exp as a
- * NumericDate, each part base64url without padding. sfl_jwt_signer_sign_parts() signs any
- * header and claims (the Cloud Storage service-account assertion).
+ * flow (docs/internals/wire-notes.md, "JWT bearer flow"): header {"alg":"RS256","typ":"JWT"},
+ * claims iss/sub/aud and exp as a NumericDate, each part base64url without padding.
+ * sfl_jwt_signer_sign_parts() signs any header and claims (the Cloud Storage service-account
+ * assertion).
  *
  * Errors never quote the key or the assertion.
  */

@@ -10,7 +10,7 @@ G_BEGIN_DECLS
 
 /*
  * SflHealthServer: /healthz, /readyz, /metrics and /statusz on service.health_addr
- * (issue 9; original-behaviour §9.3), served by libsoup on the main loop.
+ * (docs/operations/health.md), served by libsoup on the main loop.
  *
  * - /healthz answers 200 from the loop itself: a wedged loop fails the probe.
  * - /readyz, /metrics and /statusz ask the run through callbacks at request time, so what

@@ -358,18 +358,6 @@ sfl_otlp_encode(SflMetrics *metrics, const GPtrArray *resource_attributes,
 
 /* ---- headers -------------------------------------------------------------------------------- */
 
-static gboolean
-otlp_blank(const gchar *text)
-{
-	if (text == NULL)
-		return TRUE;
-	for (const gchar *p = text; *p != '\0'; p++) {
-		if (!g_ascii_isspace(*p))
-			return FALSE;
-	}
-	return TRUE;
-}
-
 /* the token: inline, else its file (when the configuration was not loaded through
  * sfl_config_load, which resolves it already), else the Loki token */
 static gboolean
@@ -379,11 +367,11 @@ otlp_basic_token(const SflTelemetryConfig *telemetry, const SflLokiConfig *loki,
 	g_autofree gchar *contents = NULL;
 	g_autoptr(GError) local = NULL;
 
-	if (!otlp_blank(telemetry->basic_auth_token)) {
+	if (!sfl_config_text_blank(telemetry->basic_auth_token)) {
 		*token = g_strdup(telemetry->basic_auth_token);
 		return TRUE;
 	}
-	if (!otlp_blank(telemetry->basic_auth_token_file)) {
+	if (!sfl_config_text_blank(telemetry->basic_auth_token_file)) {
 		if (!g_file_get_contents(telemetry->basic_auth_token_file, &contents, NULL,
 					 &local)) {
 			g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
@@ -397,7 +385,9 @@ otlp_basic_token(const SflTelemetryConfig *telemetry, const SflLokiConfig *loki,
 			return TRUE;
 		}
 	}
-	*token = loki != NULL && !otlp_blank(loki->auth_token) ? g_strdup(loki->auth_token) : NULL;
+	*token = loki != NULL && !sfl_config_text_blank(loki->auth_token)
+			 ? g_strdup(loki->auth_token)
+			 : NULL;
 	return TRUE;
 }
 
@@ -431,7 +421,7 @@ sfl_otlp_headers(const SflTelemetryConfig *telemetry, const SflLokiConfig *loki,
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
 	if (telemetry->auth == SFL_TELEMETRY_AUTH_BASIC) {
-		const gchar *user = !otlp_blank(telemetry->basic_auth_user)
+		const gchar *user = !sfl_config_text_blank(telemetry->basic_auth_user)
 					    ? telemetry->basic_auth_user
 				    : loki != NULL ? loki->tenant_id
 						   : NULL;
@@ -439,7 +429,7 @@ sfl_otlp_headers(const SflTelemetryConfig *telemetry, const SflLokiConfig *loki,
 
 		if (!otlp_basic_token(telemetry, loki, &token, error))
 			return NULL;
-		if (!otlp_blank(user) && token != NULL) {
+		if (!sfl_config_text_blank(user) && token != NULL) {
 			g_autofree gchar *pair = g_strdup_printf("%s:%s", user, token);
 			g_autofree gchar *b64 = g_base64_encode((const guchar *)pair, strlen(pair));
 
@@ -562,7 +552,7 @@ sfl_otlp_exporter_new(SflCurlLoop *loop, SflMetrics *metrics, SflClock *clock,
 	g_return_val_if_fail(telemetry != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
-	if (otlp_blank(telemetry->endpoint)) {
+	if (sfl_config_text_blank(telemetry->endpoint)) {
 		g_set_error_literal(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 				    "service.telemetry.endpoint is empty: set the full OTLP "
 				    "metrics URL");

@@ -14,7 +14,7 @@
 G_BEGIN_DECLS
 
 /*
- * OTLP/HTTP metrics push (`service.telemetry.*`, original-behaviour §9.1).
+ * OTLP/HTTP metrics push (`service.telemetry.*`, docs/operations/metrics.md "OTLP push").
  *
  * The registry is sent as one opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest
  * (protobuf, encoded by hand) to `endpoint` exactly as configured (it is the full metrics URL,

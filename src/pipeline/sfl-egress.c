@@ -159,25 +159,17 @@ sfl_egress_waiter_finish(SflEgressWaiter *w, SflEgressVerdict verdict, GError *e
 		g_task_return_int(task, verdict);
 }
 
-static gboolean
+static void
 sfl_egress_waiter_timer_cb(gpointer user_data)
 {
-	SflEgressWaiter *w = user_data;
-
-	sfl_clear_source(&w->timer);
-	sfl_egress_waiter_step(w);
-	return G_SOURCE_REMOVE;
+	sfl_egress_waiter_step(user_data);
 }
 
 static void
 sfl_egress_waiter_arm(SflEgressWaiter *w, gint64 delay_usec)
 {
-	SflEgress *self = w->egress;
-
-	sfl_clear_source(&w->timer);
-	w->timer = sfl_clock_timeout_source_new(self->clock, MAX(delay_usec, 0));
-	g_source_set_callback(w->timer, sfl_egress_waiter_timer_cb, w, NULL);
-	g_source_attach(w->timer, self->context);
+	sfl_clock_once(w->egress->clock, &w->timer, MAX(delay_usec, 0), NULL,
+		       sfl_egress_waiter_timer_cb, w, w->egress->context);
 }
 
 /* may run inside g_cancellable_cancel(): only arm a timer, the step completes from the loop */
@@ -684,8 +676,8 @@ sfl_egress_is_paused(SflEgress *self)
  * sfl_egress_dup_degraded:
  * @self: a governor
  *
- * Returns: (transfer full) (nullable): the /readyz reason while paused (original §6.5,
- * predicate 1), else %NULL
+ * Returns: (transfer full) (nullable): the /readyz reason while paused (its first
+ * reason, docs/operations/health.md), else %NULL
  */
 gchar *
 sfl_egress_dup_degraded(SflEgress *self)

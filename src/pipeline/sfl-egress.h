@@ -14,8 +14,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflEgress: the Loki egress governor (sink.loki.egress, original-behaviour §10.5), shared by
- * both lanes of a pipeline run.
+ * SflEgress: the Loki egress governor (sink.loki.egress; docs/internals/pipeline.md,
+ * "Egress governor"), shared by both lanes of a pipeline run.
  *
  * Contract
  *  - Created only when a limit is set (sfl_egress_config_is_active()).

@@ -151,14 +151,11 @@ static void sfl_lane_commit_kick(SflLaneState *lane);
 static void sfl_pipeline_check_stopped(SflPipeline *self);
 static void sfl_delivery_abandon(SflDelivery *delivery);
 
-static GSource *
-sfl_pipeline_timer_new(SflPipeline *self, gint64 delay_usec, GSourceFunc func, gpointer data)
+static void
+sfl_pipeline_arm(SflPipeline *self, GSource **slot, gint64 delay_usec, SflClockOnceFunc func,
+		 gpointer data)
 {
-	GSource *source = sfl_clock_timeout_source_new(self->clock, MAX(delay_usec, 0));
-
-	g_source_set_callback(source, func, data, NULL);
-	g_source_attach(source, self->context);
-	return source;
+	sfl_clock_once(self->clock, slot, MAX(delay_usec, 0), NULL, func, data, self->context);
 }
 
 /**
@@ -430,14 +427,10 @@ sfl_lane_commit_settled(SflLaneState *lane, gboolean landed)
 	lane->failed_commits = 0;
 }
 
-static gboolean
+static void
 sfl_lane_commit_timer_cb(gpointer user_data)
 {
-	SflLaneState *lane = user_data;
-
-	sfl_clear_source(&lane->commit_timer);
-	sfl_lane_commit_kick(lane);
-	return G_SOURCE_REMOVE;
+	sfl_lane_commit_kick(user_data);
 }
 
 static void
@@ -506,9 +499,9 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	/* the data was delivered: keep the checkpoint, retry it merged with anything newer */
 	self->counters.commit_retries++;
 	sfl_lane_commit_failed(lane, reason, error);
-	lane->commit_timer = sfl_pipeline_timer_new(
-		self, sfl_pipeline_backoff_usec(self->rand, lane->commit_attempt++, -1),
-		sfl_lane_commit_timer_cb, lane);
+	sfl_pipeline_arm(self, &lane->commit_timer,
+			 sfl_pipeline_backoff_usec(self->rand, lane->commit_attempt++, -1),
+			 sfl_lane_commit_timer_cb, lane);
 }
 
 static void
@@ -603,14 +596,10 @@ sfl_delivery_dispose_part(SflDelivery *delivery)
 	/* the items stay in the array (indices are ranges), their entries are released with it */
 }
 
-static gboolean
+static void
 sfl_delivery_retry_cb(gpointer user_data)
 {
-	SflDelivery *delivery = user_data;
-
-	sfl_clear_source(&delivery->retry_timer);
-	sfl_delivery_push(delivery);
-	return G_SOURCE_REMOVE;
+	sfl_delivery_push(user_data);
 }
 
 /*
@@ -882,15 +871,18 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		sfl_lane_push_failed(lane, result);
 		g_debug("%s lane: push of %u entries to retry (%s)", sfl_lane_to_string(lane->lane),
 			part.len, result->reason != NULL ? result->reason : "no reason");
-		delivery->retry_timer = sfl_pipeline_timer_new(
-			self,
+		sfl_pipeline_arm(
+			self, &delivery->retry_timer,
 			sfl_pipeline_backoff_usec(self->rand, delivery->attempt++, retry_after),
 			sfl_delivery_retry_cb, delivery);
 		break;
 	case SFL_SINK_REJECTED:
 		delivery->part_started = 0;
 		if (part.len == 1) {
-			/* a permanent drop ends a failing streak, as in original §6.5 */
+			/*
+			 * a permanent drop ends a failing streak, as in the original
+			 * (docs/operations/health.md)
+			 */
 			sfl_lane_push_settled(lane);
 			sfl_delivery_count_drop(
 				self, result->reason,
@@ -1104,15 +1096,13 @@ sfl_lane_is_full(SflLaneState *lane)
 	return config->queue_max_bytes > 0 && lane->fifo_bytes >= (guint64)config->queue_max_bytes;
 }
 
-static gboolean
+static void
 sfl_lane_flush_timer_cb(gpointer user_data)
 {
 	SflLaneState *lane = user_data;
 
-	sfl_clear_source(&lane->flush_timer);
 	lane->acc_ready = TRUE;
 	sfl_lane_pump(lane);
-	return G_SOURCE_REMOVE;
 }
 
 /* moves the FIFO's head into the batch being filled */
@@ -1133,8 +1123,8 @@ sfl_lane_take(SflLaneState *lane)
 	    self->config.flush_interval <= 0)
 		lane->acc_ready = TRUE;
 	else if (lane->acc->len == 1)
-		lane->flush_timer = sfl_pipeline_timer_new(self, self->config.flush_interval,
-							   sfl_lane_flush_timer_cb, lane);
+		sfl_pipeline_arm(self, &lane->flush_timer, self->config.flush_interval,
+				 sfl_lane_flush_timer_cb, lane);
 }
 
 static void
@@ -1324,18 +1314,16 @@ sfl_pipeline_check_stopped(SflPipeline *self)
 	g_task_return_boolean(task, TRUE);
 }
 
-static gboolean
+static void
 sfl_pipeline_grace_cb(gpointer user_data)
 {
 	/* the callbacks below may drop the caller's last reference */
 	g_autoptr(SflPipeline) self = g_object_ref(SFL_PIPELINE(user_data));
 
-	sfl_clear_source(&self->grace_timer);
 	self->abandoning = TRUE;
 	for (guint i = 0; i < SFL_LANE_COUNT; i++)
 		sfl_lane_abandon(&self->lanes[i]);
 	sfl_pipeline_check_stopped(self);
-	return G_SOURCE_REMOVE;
 }
 
 static void
@@ -1603,7 +1591,7 @@ sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *canc
 		if (delivery != NULL && delivery->admitting)
 			sfl_egress_stop_waiting(self->egress, delivery->cancellable);
 	}
-	self->grace_timer = sfl_pipeline_timer_new(self, grace_usec, sfl_pipeline_grace_cb, self);
+	sfl_pipeline_arm(self, &self->grace_timer, grace_usec, sfl_pipeline_grace_cb, self);
 	sfl_pipeline_schedule_pump(self);
 }
 

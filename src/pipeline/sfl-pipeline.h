@@ -18,8 +18,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflPipeline: the two lanes between the sources and the sink (architecture §3-§4,
- * docs/internals/pipeline.md).
+ * SflPipeline: the two lanes between the sources and the sink (docs/architecture.md,
+ * "The seams"; docs/internals/pipeline.md).
  *
  * Contract
  *  - Two lanes, STREAMING (Pub/Sub) and BULK (everything else). Each has a FIFO bounded by

@@ -1708,7 +1708,8 @@ sfl_avro_decode_record(SflAvroSchema *schema, const guint8 *data, gsize len, Sfl
  * @out: where the names are appended, comma-separated
  *
  * The field names the bitmaps select, in the order sfl_avro_schema_new_full() with
- * %SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE lists them in the line (wire-facts §1.9).
+ * %SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE lists them in the line (docs/internals/wire-notes.md,
+ * "Change Data Capture bitmap fields").
  *
  * Returns: %TRUE when at least one name was appended
  */

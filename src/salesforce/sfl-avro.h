@@ -14,7 +14,8 @@ G_BEGIN_DECLS
 /*
  * Pub/Sub event payloads are Avro binary datums written with a schema fetched once per schema
  * id (GetSchema). The decoder renders each datum straight into the JSON line the original
- * printed (original-behaviour §2.1), so there is no intermediate value tree per event.
+ * printed (docs/differences-from-python.md, "Kept as in the original"), so there is no intermediate
+ * value tree per event.
  */
 
 typedef struct _SflAvroSchema SflAvroSchema;
@@ -37,7 +38,8 @@ SflAvroSchema *sfl_avro_schema_ref(SflAvroSchema *schema);
 void sfl_avro_schema_unref(SflAvroSchema *schema);
 
 /*
- * Decodes one binary-encoded datum and appends its JSON rendering (original §2.1 rules) to
+ * Decodes one binary-encoded datum and appends its JSON rendering (the original's rules,
+ * docs/differences-from-python.md) to
  * @out. On a bad payload returns FALSE with %SFL_ERROR_CORRUPT naming what was wrong and
  * leaves @out as it was. Never reads past @len; bytes after the datum are ignored, as the
  * original's reader ignores them.
@@ -69,8 +71,8 @@ gboolean sfl_avro_decode_record(SflAvroSchema *schema, const guint8 *data, gsize
 /*
  * The field names a decoded CDC bitmap field (changedFields, nulledFields or diffFields of the
  * event's ChangeEventHeader) selects: top-level field names, "Parent.Child" for the fields of
- * compound ones (wire-facts §1.9), appended to @out separated by ",". FALSE when it names
- * none (or is not an array of strings).
+ * compound ones (docs/internals/wire-notes.md, "Change Data Capture bitmap fields"), appended to
+ * @out separated by ",". FALSE when it names none (or is not an array of strings).
  */
 gboolean
 sfl_avro_schema_append_cdc_names(SflAvroSchema *schema, const json_t *bitmaps, GString *out);

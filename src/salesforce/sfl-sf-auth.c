@@ -892,16 +892,6 @@ sfl_sf_auth_init(SflSfAuth *self)
 	self->rand = g_rand_new();
 }
 
-static gboolean
-sfl_sf_auth_text_blank(const gchar *text)
-{
-	if (text == NULL)
-		return TRUE;
-	while (g_ascii_isspace(*text))
-		text++;
-	return *text == '\0';
-}
-
 /**
  * sfl_sf_auth_new:
  * @loop: the curl loop
@@ -931,7 +921,7 @@ sfl_sf_auth_new(SflCurlLoop *loop, const SflSalesforceConfig *config, SflClock *
 			    "salesforce.login_url: must be an http(s) URL");
 		return NULL;
 	}
-	if (sfl_sf_auth_text_blank(config->client_id)) {
+	if (sfl_config_text_blank(config->client_id)) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 			    "salesforce.client_id: required");
 		return NULL;
@@ -957,10 +947,10 @@ sfl_sf_auth_new(SflCurlLoop *loop, const SflSalesforceConfig *config, SflClock *
 			    "60s before it ends)");
 		return NULL;
 	}
-	if (!sfl_sf_auth_text_blank(config->org_id))
+	if (!sfl_config_text_blank(config->org_id))
 		self->config_org_id = g_strstrip(g_strdup(config->org_id));
 	if (config->auth_mode == SFL_SF_AUTH_CLIENT_CREDENTIALS) {
-		if (sfl_sf_auth_text_blank(config->client_secret)) {
+		if (sfl_config_text_blank(config->client_secret)) {
 			g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 				    "salesforce.client_secret: required for auth_mode "
 				    "client_credentials");
@@ -969,19 +959,19 @@ sfl_sf_auth_new(SflCurlLoop *loop, const SflSalesforceConfig *config, SflClock *
 		self->client_secret = g_strdup(config->client_secret);
 		return g_steal_pointer(&self);
 	}
-	if (sfl_sf_auth_text_blank(config->username)) {
+	if (sfl_config_text_blank(config->username)) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 			    "salesforce.username: required for auth_mode jwt_bearer");
 		return NULL;
 	}
 	self->username = g_strdup(config->username);
-	if (!sfl_sf_auth_text_blank(config->private_key)) {
+	if (!sfl_config_text_blank(config->private_key)) {
 		self->signer = sfl_jwt_signer_new_from_pem(config->private_key, -1, error);
 		if (self->signer == NULL) {
 			g_prefix_error(error, "salesforce.private_key: ");
 			return NULL;
 		}
-	} else if (!sfl_sf_auth_text_blank(config->private_key_file)) {
+	} else if (!sfl_config_text_blank(config->private_key_file)) {
 		self->signer = sfl_jwt_signer_new_from_file(config->private_key_file, error);
 		if (self->signer == NULL) {
 			g_prefix_error(error, "salesforce.private_key_file: ");

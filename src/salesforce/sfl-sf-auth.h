@@ -14,7 +14,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflSfAuth: the token provider of one org (original-behaviour §2.6, wire-facts §4.1-4.3),
+ * SflSfAuth: the token provider of one org (docs/internals/wire-notes.md, "JWT bearer flow"),
  * shared by every client of that org.
  *
  * - jwt_bearer: an RS256 assertion (iss = client_id, sub = username, aud = login URL,

@@ -13,7 +13,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflSfLimits: the org-limits poller of original-behaviour §9.5. While it lives (one
+ * SflSfLimits: the org-limits poller (docs/operations/metrics.md). While it lives (one
  * leadership term), it fetches /limits at once and then every interval, and sets
  * `sf2loki_salesforce_limit_max{limit_name}` and `sf2loki_salesforce_limit_remaining{limit_name}`
  * for every limit with integer Max and Remaining. A failure counts in

@@ -77,8 +77,8 @@ sfl_sf_rest_note_headers(SflSfRest *self, const gchar *date, const gchar *limit_
 }
 
 /*
- * One error for every non-2xx answer of the REST API (wire-facts §4.5): an array of
- * {message, errorCode}; the error code follows original-behaviour §2.5.
+ * One error for every non-2xx answer of the REST API: an array of {message, errorCode}
+ * (docs/internals/wire-notes.md, "Queries and errors"), the error code chosen from its errorCode.
  */
 GError *
 sfl_sf_rest_http_error(SflSfRest *self, const gchar *what, guint status, const gchar *data,

@@ -13,7 +13,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflSfRest: Salesforce REST for one org (original-behaviour §2.5, wire-facts §4.4-4.6).
+ * SflSfRest: Salesforce REST for one org (docs/internals/wire-notes.md, "Queries and errors").
  *
  * Every call takes a token from the org's SflSfAuth; a 401 invalidates that token, re-mints
  * and retries the call once. Errors, each naming the HTTP status and Salesforce's errorCode

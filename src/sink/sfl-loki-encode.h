@@ -37,7 +37,7 @@ G_BEGIN_DECLS
 /*
  * The encoding and compression enums are the configuration's (sfl-config.h): protobuf is
  * always snappy; JSON is gzip when compression is SFL_LOKI_COMPRESSION_GZIP and plain
- * otherwise, as in the original (original-behaviour §3.3).
+ * otherwise, as in the original (docs/differences-from-python.md, "Kept as in the original").
  */
 
 GBytes *

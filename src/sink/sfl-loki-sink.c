@@ -333,17 +333,19 @@ sfl_loki_sink_new(SflCurlLoop *loop, const SflLokiConfig *cfg, GError **error)
 	self->loop = g_object_ref(loop);
 	self->url = g_strdup(cfg->url);
 	self->encoding = cfg->encoding;
-	/* protobuf is always snappy; JSON is gzip only when asked for (original §3.3) */
+	/* protobuf is always snappy; JSON is gzip only when asked for
+	 * (docs/differences-from-python.md, "Kept as in the original") */
 	self->compression = cfg->compression;
 
 	self->ca_file =
 		cfg->ca_file != NULL && cfg->ca_file[0] != '\0' ? g_strdup(cfg->ca_file) : NULL;
 
 	/*
-	 * Original §3.2: a token is always HTTP Basic with the tenant (or nothing) as the user,
-	 * and then no X-Scope-OrgID (the gateway derives the tenant from the credential); a tenant
-	 * alone is X-Scope-OrgID. Credentials in the URL win over the computed header: curl sends
-	 * them itself, and only when no Authorization header is given.
+	 * docs/deployment/network.md, "Loki authentication": a token is always HTTP Basic with the
+	 * tenant (or nothing) as the user, and then no X-Scope-OrgID (the gateway derives the
+	 * tenant from the credential); a tenant alone is X-Scope-OrgID. Credentials in the URL win
+	 * over the computed header: curl sends them itself, and only when no Authorization header
+	 * is given.
 	 */
 	tenant = cfg->tenant_id != NULL && cfg->tenant_id[0] != '\0' ? cfg->tenant_id : NULL;
 	token = cfg->auth_token != NULL && cfg->auth_token[0] != '\0' ? cfg->auth_token : NULL;

@@ -11,13 +11,14 @@
 G_BEGIN_DECLS
 
 /*
- * SflLokiSink: pushes batches to Loki's /loki/api/v1/push (wire-facts §3.1, §3.6).
+ * SflLokiSink: pushes batches to Loki's /loki/api/v1/push
+ * (docs/internals/wire-notes.md, "Loki push").
  *
  * - Body from sfl_loki_encode() with the configured encoding and compression; a batch with no
  *   real entries finishes OK without a request.
- * - Headers (original §3.2): Content-Type and Content-Encoding from the encoder; with a token,
- *   Authorization Basic base64("<tenant or empty>:<token>") and no X-Scope-OrgID; else with a
- *   tenant, X-Scope-OrgID; else nothing. Credentials in the URL (https://user:token@host/...)
+ * - Headers (docs/deployment/network.md): Content-Type and Content-Encoding from the encoder; with
+ * a token, Authorization Basic base64("<tenant or empty>:<token>") and no X-Scope-OrgID; else with
+ * a tenant, X-Scope-OrgID; else nothing. Credentials in the URL (https://user:token@host/...)
  *   replace the computed Authorization (curl sends them as Basic).
  * - TLS: sink.loki.ca_file, when set, is the only CA trusted for Loki; without it the loop's
  *   default trust (SSL_CERT_FILE / SSL_CERT_DIR, else the system store).

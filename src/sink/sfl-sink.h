@@ -11,7 +11,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflSink: where batches go (architecture §4).
+ * SflSink: where batches go (docs/architecture.md, "The seams").
  *
  * Contract
  *  - push_async() delivers one batch and classifies the outcome; it never retries part of a

@@ -9,9 +9,9 @@
 G_BEGIN_DECLS
 
 /*
- * A push parser for EventLogFile CSV (RFC 4180, original-behaviour §2.2.3): the download is
- * fed to it chunk by chunk as curl hands it over, and it calls back once per complete record,
- * so a file of any size costs one record's worth of memory.
+ * A push parser for EventLogFile CSV (RFC 4180, docs/sources/eventlogfile.md "CSV parsing"): the
+ * download is fed to it chunk by chunk as curl hands it over, and it calls back once per complete
+ * record, so a file of any size costs one record's worth of memory.
  *
  * - Quoted fields may hold commas, doubled quotes, CR and LF; unquoted fields end at a comma,
  *   LF or CRLF. A lone CR outside quotes also ends a record. A trailing newline is optional;

@@ -248,7 +248,8 @@ sfl_elf_cursor_parse(const gchar *value, gchar **last_created, GPtrArray *ids)
 	return TRUE;
 }
 
-/* already processed: carried with a legacy, equal or newer CreatedDate (original §2.2.5) */
+/* already processed: carried with a legacy, equal or newer CreatedDate
+ * (docs/sources/eventlogfile.md) */
 static gboolean
 sfl_elf_already_processed(SflElfType *type, const gchar *id, const gchar *created)
 {
@@ -977,17 +978,12 @@ sfl_elf_job_start(SflElfSource *self, SflElfType *type)
 
 /* --- cycles --------------------------------------------------------------------------------- */
 
-static gboolean sfl_elf_timer_cb(gpointer user_data);
+static void sfl_elf_timer_cb(gpointer user_data);
 
 static void
 sfl_elf_schedule(SflElfSource *self, gint64 delay)
 {
-	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
-
-	sfl_clear_source(&self->timer);
-	self->timer = sfl_clock_timeout_source_new(ctx->clock, delay);
-	g_source_set_callback(self->timer, sfl_elf_timer_cb, self, NULL);
-	g_source_attach(self->timer, NULL);
+	sfl_source_arm_timer(SFL_SOURCE(self), &self->timer, delay, sfl_elf_timer_cb, self);
 }
 
 static void
@@ -1110,14 +1106,13 @@ sfl_elf_discover_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	g_object_unref(self);
 }
 
-static gboolean
+static void
 sfl_elf_timer_cb(gpointer user_data)
 {
 	SflElfSource *self = user_data;
 	const SflSourceContext *ctx = sfl_source_get_context(SFL_SOURCE(self));
 	gint64 skew = 0;
 
-	g_clear_pointer(&self->timer, g_source_unref);
 	self->in_cycle = TRUE;
 	self->throttled = FALSE;
 	self->cycle_started = sfl_clock_monotonic_usec(ctx->clock);
@@ -1137,10 +1132,9 @@ sfl_elf_timer_cb(gpointer user_data)
 			self->config->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly");
 		sfl_sf_rest_query_async(self->rest, soql, FALSE, self->cancellable,
 					sfl_elf_discover_cb, g_object_ref(self));
-		return G_SOURCE_REMOVE;
+		return;
 	}
 	sfl_elf_run_types(self, NULL);
-	return G_SOURCE_REMOVE;
 }
 
 /* --- the seam ------------------------------------------------------------------------------- */

@@ -11,7 +11,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflElfSource: EventLogFile ingestion (original-behaviour §2.2, docs/sources/eventlogfile.md).
+ * SflElfSource: EventLogFile ingestion (docs/sources/eventlogfile.md).
  *
  * Each cycle lists the new files of every configured (or discovered) EventType and streams
  * each LogFile through the CSV parser into the bulk lane, one entry per row. The download is

@@ -143,7 +143,7 @@ sfl_obj_evict_older(SflObj *obj)
 	}
 }
 
-/* one record moves the cursor (original §2.3.6 step 1, with boundary ids kept whole) */
+/* one record moves the cursor (docs/sources/objects.md, boundary ids kept whole) */
 static void
 sfl_obj_advance(SflObj *obj, const gchar *ts_raw, const gchar *id)
 {
@@ -213,7 +213,8 @@ sfl_obj_set_ids(SflObj *obj, json_t *ids)
 	}
 }
 
-/* tolerant decoding (original §2.3.3): a non-object is a legacy bare watermark */
+/* tolerant decoding (docs/sources/objects.md, "Checkpoint"): a non-object is a legacy bare
+ * watermark */
 static void
 sfl_obj_load_value(SflObjectsSource *self, SflObj *obj, const gchar *value)
 {
@@ -534,7 +535,7 @@ sfl_objects_query(SflObjectsSource *self)
 				g_object_ref(self));
 }
 
-/* --- the big-object drain (original §2.3.5) ------------------------------------------------- */
+/* --- the big-object drain (docs/sources/objects.md) ---------------------------------------- */
 
 static void
 sfl_objects_drain_reset(SflObjectsSource *self)
@@ -796,7 +797,7 @@ sfl_objects_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	sfl_objects_poll_start(self);
 }
 
-static gboolean sfl_objects_timer_cb(gpointer user_data);
+static void sfl_objects_timer_cb(gpointer user_data);
 
 /* polls the next due object in config order, or sleeps until one is due */
 static void
@@ -838,20 +839,14 @@ sfl_objects_poll_next(SflObjectsSource *self)
 	self->pass_throttled = FALSE;
 	if (earliest == G_MAXINT64)
 		return;
-	sfl_clear_source(&self->timer);
-	self->timer = sfl_clock_timeout_source_new(ctx->clock, MAX(earliest - now, 0));
-	g_source_set_callback(self->timer, sfl_objects_timer_cb, self, NULL);
-	g_source_attach(self->timer, NULL);
+	sfl_source_arm_timer(SFL_SOURCE(self), &self->timer, MAX(earliest - now, 0),
+			     sfl_objects_timer_cb, self);
 }
 
-static gboolean
+static void
 sfl_objects_timer_cb(gpointer user_data)
 {
-	SflObjectsSource *self = user_data;
-
-	g_clear_pointer(&self->timer, g_source_unref);
-	sfl_objects_poll_next(self);
-	return G_SOURCE_REMOVE;
+	sfl_objects_poll_next(user_data);
 }
 
 /* --- the seam ------------------------------------------------------------------------------- */
@@ -896,10 +891,7 @@ sfl_objects_source_start(SflSource *source)
 		g_ptr_array_add(self->objs, obj);
 	}
 	/* from the loop, never from inside start() */
-	sfl_clear_source(&self->timer);
-	self->timer = sfl_clock_timeout_source_new(ctx->clock, 0);
-	g_source_set_callback(self->timer, sfl_objects_timer_cb, self, NULL);
-	g_source_attach(self->timer, NULL);
+	sfl_source_arm_timer(source, &self->timer, 0, sfl_objects_timer_cb, self);
 }
 
 static void

@@ -11,8 +11,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflObjectsSource: SOQL-polled event objects (original-behaviour §2.3,
- * docs/sources/objects.md).
+ * SflObjectsSource: SOQL-polled event objects (docs/sources/objects.md),
+ *.
  *
  * Each object has its own poll timer. Standard and custom objects are read in ascending
  * (timestamp, Id) order with a compound cursor; big objects are swept newest-first and the

@@ -72,7 +72,7 @@ typedef struct {
 	gboolean waiting_schema;
 	gboolean have_ts;
 	gint64 last_ts;
-	/* stuck-topic detection (original §2.1.7): kept across reconnects */
+	/* stuck-topic detection (docs/sources/pubsub.md): kept across reconnects */
 	guint resp_decoded; /* of the head response */
 	guint resp_failed;
 	guint bad_batches;     /* non-empty responses in a row where nothing decoded */
@@ -345,35 +345,16 @@ sfl_topic_free(gpointer data)
 	g_free(t);
 }
 
-static SflClock *
-sfl_pubsub_clock(SflPubsubSource *self)
-{
-	return sfl_source_get_context(SFL_SOURCE(self))->clock;
-}
-
-/* a one-shot timer of @delay µs on the source's clock, in @slot in place of what was there */
 static void
-sfl_pubsub_arm_timer(SflPubsubSource *self, GSource **slot, gint64 delay, GSourceFunc func,
-		     gpointer data)
-{
-	sfl_clear_source(slot);
-	*slot = sfl_clock_timeout_source_new(sfl_pubsub_clock(self), delay);
-	g_source_set_callback(*slot, func, data, NULL);
-	g_source_attach(*slot, NULL);
-}
-
-static gboolean
 sfl_topic_watchdog_cb(gpointer user_data)
 {
 	SflTopic *t = user_data;
 
-	sfl_clear_source(&t->watchdog);
 	t->source->counters.stalls++;
 	sfl_series_inc(t->m_stalls);
 	g_warning("pubsub %s: no response for %" G_GINT64_FORMAT " s; reconnecting", t->name,
 		  t->source->watchdog_usec / G_USEC_PER_SEC);
 	sfl_topic_failed(t, TRUE);
-	return G_SOURCE_REMOVE;
 }
 
 /* the watchdog runs while a stream is open and the lane takes our entries */
@@ -383,7 +364,7 @@ sfl_topic_arm_watchdog(SflTopic *t)
 	sfl_clear_source(&t->watchdog);
 	if (t->call == NULL || t->parked || !t->source->alive)
 		return;
-	sfl_pubsub_arm_timer(t->source, &t->watchdog, t->source->watchdog_usec,
+	sfl_source_arm_timer(SFL_SOURCE(t->source), &t->watchdog, t->source->watchdog_usec,
 			     sfl_topic_watchdog_cb, t);
 }
 
@@ -404,14 +385,10 @@ sfl_topic_teardown(SflTopic *t)
 	sfl_series_set(t->m_up, 0);
 }
 
-static gboolean
+static void
 sfl_topic_timer_cb(gpointer user_data)
 {
-	SflTopic *t = user_data;
-
-	sfl_clear_source(&t->timer);
-	sfl_topic_connect(t);
-	return G_SOURCE_REMOVE;
+	sfl_topic_connect(user_data);
 }
 
 static void
@@ -420,12 +397,13 @@ sfl_topic_schedule(SflTopic *t, gint64 delay)
 	sfl_clear_source(&t->timer);
 	if (!t->source->alive)
 		return;
-	sfl_pubsub_arm_timer(t->source, &t->timer, MAX(delay, 0), sfl_topic_timer_cb, t);
+	sfl_source_arm_timer(SFL_SOURCE(t->source), &t->timer, MAX(delay, 0), sfl_topic_timer_cb,
+			     t);
 }
 
 /*
  * Reconnects later: after a clean end the base delay, after an error the current backoff
- * (doubled for next time, capped); each plus jitter of up to half of it (original §2.1.6).
+ * (doubled for next time, capped); each plus jitter of up to half of it (docs/sources/pubsub.md).
  */
 static void
 sfl_topic_failed(SflTopic *t, gboolean error)
@@ -492,10 +470,10 @@ sfl_topic_handle_status(SflTopic *t, const SflGrpcStatus *status)
 			g_autofree gchar *age = sfl_topic_position_age(t);
 
 			/*
-			 * EARLIEST whatever replay_preset says (original §2.1.6): it re-delivers at
-			 * most the retention window, LATEST would skip everything since the
-			 * stored position for good. replay_preset only picks where a topic with
-			 * no stored position starts.
+			 * EARLIEST whatever replay_preset says (docs/sources/pubsub.md): it
+			 * re-delivers at most the retention window, LATEST would skip everything
+			 * since the stored position for good. replay_preset only picks where a
+			 * topic with no stored position starts.
 			 */
 			self->counters.replay_fallbacks++;
 			sfl_series_inc(t->m_fallbacks);
@@ -530,20 +508,19 @@ sfl_topic_done_cb(SflGrpcCall *call, const SflGrpcStatus *status, gpointer user_
 	sfl_topic_handle_status(user_data, status);
 }
 
+static void sfl_topic_probe_passed(SflTopic *t);
+
 static gboolean
 sfl_topic_kick_cb(gpointer user_data)
 {
 	SflTopic *t = user_data;
 
 	sfl_clear_source(&t->kick);
-	if (t->probe != NULL) {
-		/* the probe answered: the subscription is accepted */
-		sfl_clear_source(&t->probe_timer);
-		g_clear_pointer(&t->probe, sfl_grpc_call_free);
-		sfl_topic_open_stream(t);
-		return G_SOURCE_REMOVE;
-	}
-	sfl_topic_process(t);
+	/* an answer to the probe: the subscription is accepted */
+	if (t->probe != NULL)
+		sfl_topic_probe_passed(t);
+	else
+		sfl_topic_process(t);
 	return G_SOURCE_REMOVE;
 }
 
@@ -659,14 +636,10 @@ sfl_topic_probe_passed(SflTopic *t)
 	sfl_topic_open_stream(t);
 }
 
-static gboolean
+static void
 sfl_topic_probe_timer_cb(gpointer user_data)
 {
-	SflTopic *t = user_data;
-
-	sfl_clear_source(&t->probe_timer);
-	sfl_topic_probe_passed(t);
-	return G_SOURCE_REMOVE;
+	sfl_topic_probe_passed(user_data);
 }
 
 static void
@@ -711,8 +684,8 @@ sfl_topic_open(SflTopic *t, SflSfToken *token)
 		return;
 	}
 	self->counters.probes++;
-	sfl_pubsub_arm_timer(self, &t->probe_timer, SFL_PUBSUB_PROBE_USEC, sfl_topic_probe_timer_cb,
-			     t);
+	sfl_source_arm_timer(SFL_SOURCE(self), &t->probe_timer, SFL_PUBSUB_PROBE_USEC,
+			     sfl_topic_probe_timer_cb, t);
 }
 
 static void
@@ -1337,14 +1310,10 @@ sfl_pubsub_discovered(SflPubsubSource *self, json_t *doc)
 	}
 }
 
-static gboolean
+static void
 sfl_pubsub_discovery_timer_cb(gpointer user_data)
 {
-	SflPubsubSource *self = user_data;
-
-	sfl_clear_source(&self->discovery_timer);
-	sfl_pubsub_discover(self);
-	return G_SOURCE_REMOVE;
+	sfl_pubsub_discover(user_data);
 }
 
 static void
@@ -1353,11 +1322,11 @@ sfl_pubsub_discovery_schedule(SflPubsubSource *self, gint64 delay)
 	sfl_clear_source(&self->discovery_timer);
 	if (!self->alive || delay <= 0)
 		return;
-	sfl_pubsub_arm_timer(self, &self->discovery_timer, delay, sfl_pubsub_discovery_timer_cb,
-			     self);
+	sfl_source_arm_timer(SFL_SOURCE(self), &self->discovery_timer, delay,
+			     sfl_pubsub_discovery_timer_cb, self);
 }
 
-/* no topic, and no discovery to come: the run has nothing to read here (original §2.1.3) */
+/* no topic, and no discovery to come: the run has nothing to read here (docs/sources/pubsub.md) */
 static void
 sfl_pubsub_finish_if_idle(SflPubsubSource *self, gboolean discovery_pending)
 {
@@ -1443,15 +1412,13 @@ sfl_pubsub_start_topics(SflPubsubSource *self)
 
 static void sfl_pubsub_org_id_cb(GObject *object, GAsyncResult *result, gpointer user_data);
 
-static gboolean
+static void
 sfl_pubsub_org_id_retry_cb(gpointer user_data)
 {
 	SflPubsubSource *self = user_data;
 
-	sfl_clear_source(&self->discovery_timer);
 	sfl_sf_auth_get_org_id_async(self->auth, self->cancellable, sfl_pubsub_org_id_cb,
 				     g_object_ref(self));
-	return G_SOURCE_REMOVE;
 }
 
 static void
@@ -1471,7 +1438,7 @@ sfl_pubsub_org_id_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 		g_critical("pubsub: cannot find the org id (tenantid): %s; retrying",
 			   error->message);
 		/* nothing else runs before the org id is known: the discovery slot is free */
-		sfl_pubsub_arm_timer(self, &self->discovery_timer, self->backoff_max,
+		sfl_source_arm_timer(SFL_SOURCE(self), &self->discovery_timer, self->backoff_max,
 				     sfl_pubsub_org_id_retry_cb, self);
 		return;
 	}

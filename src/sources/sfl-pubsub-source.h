@@ -12,8 +12,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflPubsubSource: Salesforce Pub/Sub API streams (original-behaviour §2.1,
- * docs/sources/pubsub.md), one Subscribe call per topic, all in the streaming lane.
+ * SflPubsubSource: Salesforce Pub/Sub API streams (docs/sources/pubsub.md),
+ *, one Subscribe call per topic, all in the streaming lane.
  *
  * - Start position: the stored `pubsub:<topic>` replay id (base64) with CUSTOM, else the
  *   configured preset (CUSTOM with nothing stored = LATEST). A stored value that is not
@@ -28,7 +28,7 @@ G_BEGIN_DECLS
  *   half of it, from the last replay id seen. UNAUTHENTICATED invalidates the token used.
  *   INVALID_ARGUMENT for a CUSTOM start with `replayid.corrupted` (or no error-code) drops the
  *   replay id (counted, logged with its age when known) and resubscribes with EARLIEST,
- *   whatever replay_preset says (original §2.1.6). 300 s without a response while the lane
+ *   whatever replay_preset says (docs/sources/pubsub.md). 300 s without a response while the lane
  *   takes entries is a stall (counted) and reconnects.
  * - CDC: the line carries ChangeEventHeader as decoded; the field names its bitmaps select
  *   go to structured metadata, into the line or nowhere (cdc_field_names).
@@ -65,12 +65,12 @@ gboolean sfl_pubsub_config_wants_topic(const SflPubsubConfig *config, const gcha
 /*
  * The explicit topics the source subscribes to, in order: `topics` without "*" and repeats,
  * then include/exclude. The overlap filter is not applied: it only drops discovered topics
- * (original §2.1.3). The doctor probes exactly these.
+ * (docs/sources/pubsub.md, "Topics"). The doctor probes exactly these.
  */
 GPtrArray *sfl_pubsub_explicit_topics(const SflPubsubConfig *config) G_GNUC_WARN_UNUSED_RESULT;
 
-/* the metadata of every Pub/Sub call (wire-facts §2): accesstoken, instanceurl, tenantid; the
- * values are secrets, never log them */
+/* the metadata of every Pub/Sub call (docs/internals/wire-notes.md, "Call metadata"): accesstoken,
+ * instanceurl, tenantid; the values are secrets, never log them */
 GStrv
 sfl_pubsub_call_metadata(const SflSfToken *token, const gchar *org_id) G_GNUC_WARN_UNUSED_RESULT;
 

@@ -1524,7 +1524,8 @@ sfl_level_present(const SflRecord *record, const gchar *name, GString **scratch,
  * sfl_shape_level:
  * @record: the payload after transforms
  *
- * Returns: (transfer none): "error", "warn" or "info" by original-behaviour §10.1
+ * Returns: (transfer none): "error", "warn" or "info" by the rules of
+ * docs/sources/eventlogfile.md "Shaping, in order"
  */
 const gchar *
 sfl_shape_level(const SflRecord *record)

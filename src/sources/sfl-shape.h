@@ -15,12 +15,12 @@
 G_BEGIN_DECLS
 
 /*
- * Shaping shared by every source (original-behaviour §10, §0): transforms, deterministic
- * sampling, timestamps, field routing (line + structured metadata + level), SOQL literals,
- * Python fnmatch, and the overlap guard's categories.
+ * Shaping shared by every source (docs/sources/README.md, docs/differences-from-python.md):
+ * transforms, deterministic sampling, timestamps, field routing (line + structured metadata +
+ * level), SOQL literals, Python fnmatch, and the overlap guard's categories.
  */
 
-/* --- transforms (§10.3) ------------------------------------------------------------------- */
+/* --- transforms -------------------------------------------------------------------------- */
 
 typedef struct _SflTransforms SflTransforms;
 
@@ -38,7 +38,7 @@ guint sfl_transforms_get_n_hash_rules(const SflTransforms *self);
 gboolean
 sfl_transforms_apply(const SflTransforms *self, SflRecord *record, const gchar **dropped_by);
 
-/* --- sampling (§10.4) --------------------------------------------------------------------- */
+/* --- sampling ---------------------------------------------------------------------------- */
 
 /*
  * SHA-256(key)[0..8] big-endian mod 10000 < rate * 10000; rate >= 1 keeps everything, rate
@@ -46,7 +46,7 @@ sfl_transforms_apply(const SflTransforms *self, SflRecord *record, const gchar *
  */
 gboolean sfl_sample_keep(const gchar *key, gsize len, gdouble rate);
 
-/* --- timestamps (§10.2, §0.7) ------------------------------------------------------------- */
+/* --- timestamps -------------------------------------------------------------------------- */
 
 /* Python 3.11 datetime.fromisoformat after replacing "Z" with "+00:00"; naive = UTC */
 gboolean sfl_parse_iso_datetime(const gchar *text, gint64 *unix_usec);
@@ -69,7 +69,7 @@ gchar *sfl_soql_datetime_literal(const gchar *text) G_GNUC_WARN_UNUSED_RESULT;
 /* a SOQL string literal body: backslash and quote escaped with a backslash */
 gchar *sfl_soql_escape(const gchar *text) G_GNUC_WARN_UNUSED_RESULT;
 
-/* --- routing (§10.1) ---------------------------------------------------------------------- */
+/* --- routing ----------------------------------------------------------------------------- */
 
 /* "error", "warn" or "info" (static strings) */
 const gchar *sfl_shape_level(const SflRecord *record);
@@ -81,7 +81,7 @@ const gchar *sfl_shape_level(const SflRecord *record);
  */
 void sfl_shape_metadata(SflRecord *record, const gchar *const *fields, GArray *pairs);
 
-/* --- globbing, categories (§0.5, §10.7) --------------------------------------------------- */
+/* --- globbing, categories ---------------------------------------------------------------- */
 
 /* Python fnmatch.fnmatchcase: *, ?, [seq], [!seq]; '*' also matches '/' */
 gboolean sfl_fnmatch(const gchar *pattern, const gchar *name);
@@ -110,7 +110,7 @@ sfl_overlap_elf_type_owned_elsewhere(const SflSourcesConfig *sources, const gcha
  */
 gboolean sfl_overlap_topic_owned_elsewhere(const SflSourcesConfig *sources, const gchar *topic);
 
-/* --- the promoted-label cardinality guard (SFL-0034, §10.6) -------------------------------- */
+/* --- the promoted-label cardinality guard (SFL-0034) --------------------------------------- */
 
 /*
  * Labels promoted from data (an EventLogFile type's `labels`) are bounded per label name:

@@ -164,6 +164,23 @@ sfl_source_get_context(SflSource *self)
 	return &priv->context;
 }
 
+/**
+ * sfl_source_arm_timer:
+ * @self: a started source
+ * @slot: where the source keeps the timer; one already there is destroyed first
+ * @delay_usec: how long from now on the term's clock
+ * @func: runs once, after *@slot was cleared
+ * @user_data: for @func
+ */
+void
+sfl_source_arm_timer(SflSource *self, GSource **slot, gint64 delay_usec, SflClockOnceFunc func,
+		     gpointer user_data)
+{
+	SflSourcePrivate *priv = sfl_source_get_instance_private(self);
+
+	sfl_clock_once(priv->context.clock, slot, delay_usec, NULL, func, user_data, NULL);
+}
+
 static void
 sfl_source_lane_writable(GObject *writer)
 {
@@ -258,7 +275,7 @@ sfl_source_is_stopped(SflSource *self)
  *
  * Says that @self has nothing to read in this term, and never will (a Pub/Sub source whose
  * topics resolved to none, with no rediscovery). Emits #SflSource::finished once; a run whose
- * sources all finished is a finite run and ends (original §6.4). Handlers may run inside the
+ * sources all finished is a finite run and ends (docs/cli.md, "run"). Handlers may run inside the
  * source's own callbacks, so they must not stop or drop it there.
  */
 void
@@ -280,7 +297,7 @@ sfl_source_is_finished(SflSource *self)
 	return priv->finished;
 }
 
-/* original §1.6 step 2: counted at enqueue, so later drops are still counted here */
+/* as in the original: counted at enqueue, so later drops are still counted here */
 static void
 sfl_source_record_ingest(SflSource *self, SflSourcePrivate *priv, const SflEntry *entry)
 {

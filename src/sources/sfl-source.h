@@ -17,7 +17,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflSource: the seam every source implements (architecture §4).
+ * SflSource: the seam every source implements (docs/architecture.md, "The seams").
  *
  * A source lives for one leadership term: it is built when the term starts, resumes from
  * the checkpoint store, emits entries into its lane and is stopped when the term ends. Its
@@ -31,9 +31,9 @@ G_BEGIN_DECLS
  * transfer stays paused, a poll stays unscheduled, until then: nothing is dropped.
  *
  * Labels: sfl_source_intern_labels() merges the deployment labels (job, service_name,
- * environment, sf_org_id, sink.loki.labels; they win on collisions, original §1.6) into the
- * source's own and interns the set. Checkpoint keys go through sfl_source_key(), which adds
- * the org prefix in multi-org mode (original §6.6).
+ * environment, sf_org_id, sink.loki.labels; they win on collisions, docs/sources/README.md) into
+ * the source's own and interns the set. Checkpoint keys go through sfl_source_key(), which adds the
+ * org prefix in multi-org mode (docs/sources/README.md).
  *
  * Threading: the main thread.
  */
@@ -58,8 +58,8 @@ typedef struct {
 	SflLabelGuard *label_guard;
 	/*
 	 * the first org in multi-org mode: a prefixed key that is missing is read from its
-	 * unprefixed single-org name (original §6.6: a transparent upgrade; the next commit
-	 * writes the prefixed key)
+	 * unprefixed single-org name (docs/sources/README.md: a transparent upgrade; the next
+	 * commit writes the prefixed key)
 	 */
 	gboolean legacy_keys;
 } SflSourceContext;
@@ -80,11 +80,14 @@ struct _SflSourceClass {
 
 const gchar *sfl_source_get_name(SflSource *self);
 const SflSourceContext *sfl_source_get_context(SflSource *self);
+/* a one-shot timer on the term's clock, in the default context (see sfl_clock_once()) */
+void sfl_source_arm_timer(SflSource *self, GSource **slot, gint64 delay_usec, SflClockOnceFunc func,
+			  gpointer user_data);
 
 void sfl_source_start(SflSource *self, const SflSourceContext *context);
 void sfl_source_stop(SflSource *self);
 gboolean sfl_source_is_stopped(SflSource *self);
-/* nothing left to read in this term, ever: emits "finished" once (original §6.4) */
+/* nothing left to read in this term, ever: emits "finished" once (docs/cli.md, "run") */
 void sfl_source_finish(SflSource *self);
 gboolean sfl_source_is_finished(SflSource *self);
 
@@ -120,10 +123,10 @@ typedef struct {
 SflSourceCounters *sfl_source_counters(SflSource *self);
 
 /*
- * One series of a per-org instrument (original-behaviour §6.6): the family is registered on
- * first use, and in multi-org mode an `org` label is appended to @label_names/@label_values.
- * NULL without a registry; updating a NULL series is a no-op. Look a series up once per
- * event type or object, not per row.
+ * One series of a per-org instrument (docs/operations/metrics.md "Multi-org"): the family is
+ * registered on first use, and in multi-org mode an `org` label is appended to
+ * @label_names/@label_values. NULL without a registry; updating a NULL series is a no-op. Look a
+ * series up once per event type or object, not per row.
  */
 /* shaping outcomes: the counter above and its instrument, both at once */
 void sfl_source_count_filtered(SflSource *self, const gchar *rule);
@@ -136,9 +139,9 @@ sfl_source_series(SflSource *self, SflMetricType type, const gchar *name, const 
 		  const gchar *const *label_names, const gchar *const *label_values);
 
 /*
- * Shaping (original-behaviour §10): every source turns a decoded record into an entry the
- * same way: transforms, then the deterministic sampler, then the record's own timestamp (or
- * the fallback rule), the JSON line and the structured metadata. What differs between
+ * Shaping (docs/sources/README.md "Shared by every source"): every source turns a decoded record
+ * into an entry the same way: transforms, then the deterministic sampler, then the record's own
+ * timestamp (or the fallback rule), the JSON line and the structured metadata. What differs between
  * sources is data, and lives in the spec: which field the sampler hashes, which fields carry
  * the timestamp, what the fallback's candidate is.
  */
@@ -200,7 +203,7 @@ SflEntry *sfl_source_emit_record(SflSource *self, const SflShapeSpec *spec, SflR
 				 GRefString *checkpoint) G_GNUC_WARN_UNUSED_RESULT;
 
 /*
- * What operators see of one committed checkpoint (original-behaviour §1.8, /statusz): each
+ * What operators see of one committed checkpoint (docs/operations/health.md "/statusz"): each
  * source reads its own key and cursor formats, so the run's observer never has to. A
  * source's describe function (its kind record's `describe_checkpoint`) claims the keys it
  * writes, given without the multi-org prefix.

@@ -66,8 +66,6 @@ sfl_file_store_read_fresh(SflFileStore *self, GError **error)
 	gsize len = 0;
 	SflPlatformStatus status;
 	g_autoptr(GError) local = NULL;
-	g_autoptr(SflStateDoc) doc = NULL;
-	guint64 epoch = 0;
 
 	status = sfl_platform_read_file(self->path, SFL_FILE_STORE_MAX_BYTES, &data, &len, &perr);
 	if (status == SFL_PLATFORM_ERR_NOT_FOUND)
@@ -77,17 +75,7 @@ sfl_file_store_read_fresh(SflFileStore *self, GError **error)
 			    "cannot read state file: %s", local->message);
 		return NULL;
 	}
-	doc = sfl_state_doc_parse(data, len, self->path, error);
-	if (doc == NULL)
-		return NULL;
-	/* the fence is part of the document's integrity: a garbled epoch is corruption too */
-	sfl_state_doc_get_epoch(doc, &epoch, &local);
-	if (local != NULL) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_CORRUPT, "%s is corrupt: %s", self->path,
-			    local->message);
-		return NULL;
-	}
-	return g_steal_pointer(&doc);
+	return sfl_store_parse(data, len, self->path, error);
 }
 
 static SflStateDoc *
@@ -206,9 +194,10 @@ sfl_file_store_lock_for_write(SflFileStore *self, SflPlatformLock **lock, GError
 	}
 	if (status == SFL_PLATFORM_ERR_UNSUPPORTED) {
 		/*
-		 * Retrying would never get it. What is left is what the original had (§4.2): the
-		 * fresh read and the epoch fence, which still refuse a stale leader; only a writer
-		 * frozen between its check and its rename can still land an older document.
+		 * Retrying would never get it. What is left is what the original had
+		 * (docs/deployment/state.md): the fresh read and the epoch fence, which still
+		 * refuse a stale leader; only a writer frozen between its check and its rename can
+		 * still land an older document.
 		 */
 		self->lockless = TRUE;
 		g_warning("state file %s: the file system cannot lock %s (%s); committing without "
@@ -245,17 +234,12 @@ sfl_file_store_apply_doc(SflFileStore *self, const SflStateDoc *items, const gch
 		if (doc == NULL)
 			return FALSE;
 	}
-	if (delete_key != NULL && items == NULL && sfl_state_doc_get(doc, delete_key) == NULL &&
-	    !writer->have_epoch) {
-		/* nothing to remove and no epoch to record */
-		g_clear_pointer(&self->cache, sfl_state_doc_free);
-		self->cache = g_steal_pointer(&doc);
-		return TRUE;
+	if (sfl_store_write_needed(doc, items, delete_key, writer)) {
+		if (!sfl_store_apply_write(doc, items, delete_key, writer, self->path, error))
+			return FALSE;
+		if (!sfl_file_store_write(self, doc, error))
+			return FALSE;
 	}
-	if (!sfl_store_apply_write(doc, items, delete_key, writer, self->path, error))
-		return FALSE;
-	if (!sfl_file_store_write(self, doc, error))
-		return FALSE;
 	g_clear_pointer(&self->cache, sfl_state_doc_free);
 	self->cache = g_steal_pointer(&doc);
 	return TRUE;
@@ -314,16 +298,9 @@ static gboolean
 sfl_file_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present,
 			       GCancellable *cancellable, GError **error)
 {
-	SflFileStore *self = SFL_FILE_STORE(store);
-	g_autoptr(SflStateDoc) doc = sfl_file_store_read_fresh(self, error);
+	g_autoptr(SflStateDoc) doc = sfl_file_store_read_fresh(SFL_FILE_STORE(store), error);
 
-	*epoch = 0;
-	*present = FALSE;
-	if (doc == NULL)
-		return FALSE;
-	/* read_fresh already refused a garbled epoch */
-	*present = sfl_state_doc_get_epoch(doc, epoch, NULL);
-	return TRUE;
+	return sfl_store_persisted_epoch(doc, epoch, present);
 }
 
 static void

@@ -190,7 +190,6 @@ sfl_object_store_read_fresh(SflObjectStore *self, gchar **version, GError **erro
 	g_autoptr(SflStateDoc) doc = NULL;
 	gsize len = 0;
 	const gchar *data;
-	guint64 epoch = 0;
 
 	if (version != NULL)
 		*version = NULL;
@@ -201,15 +200,9 @@ sfl_object_store_read_fresh(SflObjectStore *self, gchar **version, GError **erro
 		return NULL;
 	}
 	data = g_bytes_get_data(object->data, &len);
-	doc = sfl_state_doc_parse(data != NULL ? data : "", len, self->origin, error);
+	doc = sfl_store_parse(data != NULL ? data : "", len, self->origin, error);
 	if (doc == NULL)
 		return NULL;
-	sfl_state_doc_get_epoch(doc, &epoch, &local);
-	if (local != NULL) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_CORRUPT, "%s is corrupt: %s", self->origin,
-			    local->message);
-		return NULL;
-	}
 	if (version != NULL)
 		*version = g_strdup(object->version);
 	return g_steal_pointer(&doc);
@@ -294,20 +287,15 @@ sfl_object_store_apply(SflObjectStore *self, const SflStateDoc *items, const gch
 
 	if (doc == NULL)
 		return FALSE;
-	if (delete_key != NULL && items == NULL && sfl_state_doc_get(doc, delete_key) == NULL &&
-	    !writer->have_epoch) {
-		/* nothing to remove and no epoch to record */
-		g_clear_pointer(&self->cache, sfl_state_doc_free);
-		self->cache = g_steal_pointer(&doc);
-		return TRUE;
+	if (sfl_store_write_needed(doc, items, delete_key, writer)) {
+		if (!sfl_store_apply_write(doc, items, delete_key, writer, self->origin, error))
+			return FALSE;
+		text = sfl_state_doc_serialize(doc, &len);
+		data = g_bytes_new_take(text, len);
+		if (!sfl_object_store_put(self, data, version, error))
+			return FALSE;
+		g_atomic_int_inc(&self->writes);
 	}
-	if (!sfl_store_apply_write(doc, items, delete_key, writer, self->origin, error))
-		return FALSE;
-	text = sfl_state_doc_serialize(doc, &len);
-	data = g_bytes_new_take(text, len);
-	if (!sfl_object_store_put(self, data, version, error))
-		return FALSE;
-	g_atomic_int_inc(&self->writes);
 	g_clear_pointer(&self->cache, sfl_state_doc_free);
 	self->cache = g_steal_pointer(&doc);
 	return TRUE;
@@ -338,16 +326,10 @@ static gboolean
 sfl_object_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present,
 				 GCancellable *cancellable, GError **error)
 {
-	SflObjectStore *self = SFL_OBJECT_STORE(store);
-	g_autoptr(SflStateDoc) doc = sfl_object_store_read_fresh(self, NULL, error);
+	g_autoptr(SflStateDoc) doc =
+		sfl_object_store_read_fresh(SFL_OBJECT_STORE(store), NULL, error);
 
-	*epoch = 0;
-	*present = FALSE;
-	if (doc == NULL)
-		return FALSE;
-	/* read_fresh already refused a garbled epoch */
-	*present = sfl_state_doc_get_epoch(doc, epoch, NULL);
-	return TRUE;
+	return sfl_store_persisted_epoch(doc, epoch, present);
 }
 
 static void

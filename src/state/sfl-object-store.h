@@ -11,8 +11,8 @@ G_BEGIN_DECLS
 
 /*
  * The object store (state.store: s3 | gcs): the whole checkpoint document in one object of
- * a bucket, written only with compare-and-swap (original-behaviour §4.3/§4.4 with the
- * SFL-0045 and SFL-0046 fixes).
+ * a bucket, written only with compare-and-swap (docs/deployment/state.md "Object stores",
+ * with the SFL-0045 and SFL-0046 fixes).
  *
  *  - Every commit and delete reads the object fresh, applies the epoch fence and merges only
  *    the written keys (sfl_store_apply_write, as the file store does under a coordinator),

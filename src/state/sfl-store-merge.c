@@ -11,6 +11,54 @@
 #include "sfl-error.h"
 
 /**
+ * sfl_store_parse:
+ * @data: the stored document's bytes
+ * @len: how many
+ * @origin: the storage's name, for messages
+ * @error: return location for an error
+ *
+ * The fence is part of the document's integrity: a garbled epoch is corruption as much as
+ * garbled JSON, so a store never starts (or commits) from a document it cannot fence with.
+ *
+ * Returns: (transfer full) (nullable): the document, or %NULL with %SFL_ERROR_CORRUPT
+ */
+SflStateDoc *
+sfl_store_parse(const gchar *data, gsize len, const gchar *origin, GError **error)
+{
+	g_autoptr(SflStateDoc) doc = sfl_state_doc_parse(data, len, origin, error);
+	g_autoptr(GError) local = NULL;
+	guint64 epoch = 0;
+
+	if (doc == NULL)
+		return NULL;
+	sfl_state_doc_get_epoch(doc, &epoch, &local);
+	if (local != NULL) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CORRUPT, "%s is corrupt: %s", origin,
+			    local->message);
+		return NULL;
+	}
+	return g_steal_pointer(&doc);
+}
+
+/**
+ * sfl_store_write_needed:
+ * @fresh: the document as just read from storage
+ * @items: (nullable): keys to set
+ * @delete_key: (nullable): a key to remove
+ * @writer: the writer's epoch
+ *
+ * Returns: %FALSE when the write would change nothing: a delete of an absent key with no
+ *   epoch to record (the store skips the write and keeps @fresh as its cache)
+ */
+gboolean
+sfl_store_write_needed(const SflStateDoc *fresh, const SflStateDoc *items, const gchar *delete_key,
+		       const SflStoreWriter *writer)
+{
+	return delete_key == NULL || items != NULL ||
+	       sfl_state_doc_get(fresh, delete_key) != NULL || writer->have_epoch;
+}
+
+/**
  * sfl_store_apply_write:
  * @fresh: the document as just read from storage; modified in place
  * @items: (nullable): keys to set
@@ -57,5 +105,27 @@ sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar 
 		g_autofree gchar *text = g_strdup_printf("%" G_GUINT64_FORMAT, writer->epoch);
 		sfl_state_doc_set(fresh, SFL_STATE_KEY_FENCE_EPOCH, text);
 	}
+	return TRUE;
+}
+
+/**
+ * sfl_store_persisted_epoch:
+ * @fresh: (nullable): the document as just read, %NULL when the read failed
+ * @epoch: (out): the recorded epoch, 0 without one
+ * @present: (out): whether the document records an epoch
+ *
+ * The persisted_epoch vfunc of a store whose reads already refuse a garbled epoch
+ * (sfl_store_parse()).
+ *
+ * Returns: %FALSE when @fresh is %NULL (the read's error stands)
+ */
+gboolean
+sfl_store_persisted_epoch(const SflStateDoc *fresh, guint64 *epoch, gboolean *present)
+{
+	*epoch = 0;
+	*present = FALSE;
+	if (fresh == NULL)
+		return FALSE;
+	*present = sfl_state_doc_get_epoch(fresh, epoch, NULL);
 	return TRUE;
 }

@@ -8,8 +8,12 @@
 
 G_BEGIN_DECLS
 
+SflStateDoc *sfl_store_parse(const gchar *data, gsize len, const gchar *origin, GError **error);
+gboolean sfl_store_write_needed(const SflStateDoc *fresh, const SflStateDoc *items,
+				const gchar *delete_key, const SflStoreWriter *writer);
 gboolean
 sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar *delete_key,
 		      const SflStoreWriter *writer, const gchar *origin, GError **error);
+gboolean sfl_store_persisted_epoch(const SflStateDoc *fresh, guint64 *epoch, gboolean *present);
 
 G_END_DECLS

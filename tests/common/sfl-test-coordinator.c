@@ -250,3 +250,95 @@ sfl_test_coord_clear(SflTestCoord *c)
 	g_clear_object(&c->coord);
 	g_assert_null(weak);
 }
+
+void
+sfl_test_coord_drain(SflTestCoord *c)
+{
+	if (c->drain == NULL)
+		sfl_test_coord_init(c, NULL, NULL);
+	c->drain(c->drain_data);
+}
+
+/* --- the coordinator contract ----------------------------------------------------------- */
+
+static gboolean
+sfl_test_contract_leads(SflTestCoord *c)
+{
+	return c->coord != NULL && sfl_coordinator_is_leader(c->coord);
+}
+
+/* a stop while the epoch floor is being read: the late answer claims nothing */
+static void
+sfl_test_contract_stop_during_floor(gpointer fixture, gconstpointer data)
+{
+	const SflTestCoordContract *k = data;
+	SflTestCoord *c = G_STRUCT_MEMBER_P(fixture, k->coord_offset);
+
+	c->floor_hangs = TRUE;
+	k->start(fixture);
+	g_assert_nonnull(c->floor_hung);
+	sfl_test_coord_stop(c);
+	/* the store answers after the stop: ignored, nothing written */
+	g_task_return_boolean(c->floor_hung, TRUE);
+	g_clear_object(&c->floor_hung);
+	sfl_test_coord_drain(c);
+	g_assert_cmpuint(k->writes(fixture), ==, 0);
+	g_assert_cmpuint(c->acquired, ==, 0);
+}
+
+/* a floor that cannot be read is warned about, and the lease's own epoch still grows */
+static void
+sfl_test_contract_failing_floor(gpointer fixture, gconstpointer data)
+{
+	const SflTestCoordContract *k = data;
+	SflTestCoord *c = G_STRUCT_MEMBER_P(fixture, k->coord_offset);
+	SflTestFakeTime *t = G_STRUCT_MEMBER_P(fixture, k->time_offset);
+
+	k->seed_claimable(fixture, 4);
+	c->floor_fails = TRUE;
+	k->start(fixture);
+	SFL_TEST_ADVANCE_UNTIL(t, sfl_test_contract_leads(c), G_USEC_PER_SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(c->coord), ==, 5);
+	g_assert_cmpuint(sfl_test_warnings_count("cannot read the epoch floor"), ==, 1);
+}
+
+/* demote gives leadership up at once; the replica contests again and wins a higher epoch */
+static void
+sfl_test_contract_demote(gpointer fixture, gconstpointer data)
+{
+	const SflTestCoordContract *k = data;
+	SflTestCoord *c = G_STRUCT_MEMBER_P(fixture, k->coord_offset);
+	SflTestFakeTime *t = G_STRUCT_MEMBER_P(fixture, k->time_offset);
+
+	k->start(fixture);
+	SFL_TEST_ADVANCE_UNTIL(t, sfl_test_contract_leads(c), G_USEC_PER_SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(c->coord), ==, 1);
+	sfl_coordinator_demote(c->coord);
+	sfl_test_coord_drain(c);
+	g_assert_false(sfl_test_contract_leads(c));
+	g_assert_cmpuint(c->lost, ==, 1);
+	/* our own lease is still fresh: it goes stale like anyone's, then we take over */
+	SFL_TEST_ADVANCE_UNTIL(t, sfl_test_contract_leads(c), k->retake_usec);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(c->coord), ==, 2);
+}
+
+void
+sfl_test_coord_contract_add(const SflTestCoordContract *contract)
+{
+	static const struct {
+		const gchar *name;
+		void (*func)(gpointer fixture, gconstpointer data);
+	} cases[] = {
+		{ "stop-during-floor", sfl_test_contract_stop_during_floor },
+		{ "failing-floor", sfl_test_contract_failing_floor },
+		{ "demote", sfl_test_contract_demote },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *path =
+			g_strdup_printf("%s/contract/%s", contract->prefix, cases[i].name);
+
+		g_test_add_vtable(path, contract->fixture_size, contract, contract->setup,
+				  cases[i].func, contract->teardown);
+	}
+}

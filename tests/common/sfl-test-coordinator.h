@@ -132,4 +132,35 @@ void sfl_test_coord_stop(SflTestCoord *c);
 /* stops a running run, drains and drops the coordinator, checking nothing keeps it alive */
 void sfl_test_coord_clear(SflTestCoord *c);
 
+/* runs what is due with the drain @c was set up with */
+void sfl_test_coord_drain(SflTestCoord *c);
+
+/*
+ * The coordinator contract: cases every lease coordinator must pass the same way, written
+ * once here and added under <prefix>/contract/ by each kind's suite through these hooks.
+ * @setup and @teardown are the suite's own fixture functions (they get the contract as their
+ * data); the replica under test is the SflTestCoord at @coord_offset in the fixture, on
+ * the fake time at @time_offset.
+ */
+typedef struct {
+	const gchar *prefix; /* "/sfl/k8s-lease" */
+	gsize fixture_size;
+	void (*setup)(gpointer fixture, gconstpointer data);
+	void (*teardown)(gpointer fixture, gconstpointer data);
+	gsize coord_offset; /* G_STRUCT_OFFSET() of the replica's SflTestCoord in the fixture */
+	gsize time_offset;  /* and of its SflTestFakeTime */
+	/* builds the coordinator with the SflTestCoord's epoch floor (sfl_test_coord_use_floor())
+	 * and starts its run */
+	void (*start)(gpointer fixture);
+	/* the lease writes the backend has seen */
+	guint (*writes)(gpointer fixture);
+	/* puts another holder's lease with @epoch in place, already claimable */
+	void (*seed_claimable)(gpointer fixture, guint64 epoch);
+	/* within how long a demoted leader leads again: its own lease must go stale first */
+	gint64 retake_usec;
+} SflTestCoordContract;
+
+/* adds every contract case for @contract (which must outlive the test run) */
+void sfl_test_coord_contract_add(const SflTestCoordContract *contract);
+
 G_END_DECLS

@@ -1336,11 +1336,49 @@ sfl_test_elf_dataset(const gchar *id, gint hours_ago, guint rows, guint seed)
 	g_autofree gchar *created =
 		sfl_test_sf_datetime(g_get_real_time() - (gint64)hours_ago * G_TIME_SPAN_HOUR);
 
-	return g_strdup_printf(
-		"{\"eventlogfiles\": [{\"Id\": \"%s\", \"EventType\": \"API\", "
-		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
-		"\"Sequence\": 0, \"generate\": {\"rows\": %u, \"kind\": \"API\", \"seed\": %u}}]}",
-		id, created, created, rows, seed);
+	g_autofree gchar *file = sfl_test_elf_file(id, "API", created, rows, seed);
+
+	return g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
+}
+
+gchar *
+sfl_test_elf_file(const gchar *id, const gchar *type, const gchar *created, guint rows, guint seed)
+{
+	return g_strdup_printf("{\"Id\": \"%s\", \"EventType\": \"%s\", \"Interval\": \"Hourly\", "
+			       "\"LogDate\": \"%s\", \"CreatedDate\": \"%s\", \"Sequence\": 0, "
+			       "\"generate\": {\"rows\": %u, \"kind\": \"%s\", \"seed\": %u}}",
+			       id, type, created, created, rows, type, seed);
+}
+
+gchar *
+sfl_test_data_render(const gchar *relpath, ...)
+{
+	g_autofree gchar *path = g_test_build_filename(G_TEST_DIST, "data", relpath, NULL);
+	g_autofree gchar *text = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GRegex) left = NULL;
+	g_autoptr(GMatchInfo) match = NULL;
+	GString *out = NULL;
+	const gchar *name = NULL;
+	va_list ap;
+
+	g_file_get_contents(path, &text, NULL, &error);
+	g_assert_no_error(error);
+	out = g_string_new(text);
+	va_start(ap, relpath);
+	while ((name = va_arg(ap, const gchar *)) != NULL) {
+		const gchar *value = va_arg(ap, const gchar *);
+		g_autofree gchar *token = g_strdup_printf("@%s@", name);
+
+		/* a name the file never uses means the test and its fixture drifted apart */
+		if (g_string_replace(out, token, value, 0) == 0)
+			g_error("%s: no %s to fill", relpath, token);
+	}
+	va_end(ap);
+	left = g_regex_new("@[A-Z_]+@", 0, 0, NULL);
+	if (g_regex_match(left, out->str, 0, &match))
+		g_error("%s: %s was not filled", relpath, g_match_info_fetch(match, 0));
+	return g_string_free(out, FALSE);
 }
 
 static void

@@ -59,8 +59,8 @@ gchar *sfl_test_loki_sim_start(const gchar *const *args, SflTestSim **out_proc);
 gchar *sfl_test_sf_sim_start(const gchar *const *args, SflTestSim **out_proc);
 
 /*
- * For daemons that only need a source to exist (with none, `run` exits 0 at once, original
- * §6.4): a `salesforce:` section whose one %s is the base URL of a Salesforce simulator
+ * For daemons that only need a source to exist (with none, `run` exits 0 at once,
+ * docs/cli.md): a `salesforce:` section whose one %s is the base URL of a Salesforce simulator
  * started without arguments (client credentials, the simulator's defaults), and a source that
  * only needs the token: one EventLogFile type the simulator has no files for.
  */
@@ -242,6 +242,18 @@ gchar *sfl_test_sf_datetime(gint64 usec);
 /* the Salesforce simulator's --dataset document with one hourly API EventLogFile @id, created
  * @hours_ago, of @rows generated rows from @seed */
 gchar *sfl_test_elf_dataset(const gchar *id, gint hours_ago, guint rows, guint seed);
+
+/* one file of such a dataset: an hourly EventLogFile @id of @type (also the generator's kind)
+ * logged and created at @created (sfl_test_sf_datetime()), of @rows rows from @seed */
+gchar *
+sfl_test_elf_file(const gchar *id, const gchar *type, const gchar *created, guint rows, guint seed);
+
+/*
+ * A fixture file: the text of tests/data/@relpath with every "@NAME@" replaced, for the
+ * NULL-terminated NAME, VALUE pairs that follow. Each name must occur in the file and no
+ * placeholder may be left unfilled, so a test and its fixture cannot drift apart silently.
+ */
+gchar *sfl_test_data_render(const gchar *relpath, ...) G_GNUC_NULL_TERMINATED;
 
 /*
  * One replica of `sf2loki run` under a lease coordinator (HA tests): sfl_test_daemon_spawn()

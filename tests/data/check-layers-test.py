@@ -53,93 +53,84 @@ def run_checker(tree, checker=CHECKER):
     return proc.returncode, proc.stdout + proc.stderr
 
 
+# (name, the file that gets one more include, the header, why the checker refuses it): the
+# checker must print "<file>:<line>: includes "<header>": <why>"
+INCLUDE_CASES = [
+    ("wrong_layer", "src/core/sfl-entry.c", "sfl-pipeline.h",
+     "src/core/ (layer core) includes src/pipeline/ (layer flow): a layer may include only the "
+     "layers above it"),
+    ("sibling", "src/sink/sfl-sink.h", "sfl-checkpoint-store.h",
+     "src/sink/ and src/state/ are both in layer services"),
+    # a source writes into a lane handle; the pipeline itself is a sibling it cannot see
+    ("source_pipeline", "src/sources/sfl-source.c", "sfl-pipeline.h",
+     "src/sources/ and src/pipeline/ are both in layer flow"),
+    ("concrete", "src/pipeline/sfl-egress.c", "sfl-file-store.h",
+     "sfl-file-store.h is a concrete checkpoint store: only src/app/ names concrete types"),
+    ("private", "src/obs/sfl-otlp.c", "sfl-http-private.h",
+     "sfl-http-private.h is private to src/net/"),
+    ("platform_up", "platform/sfl-platform-common.c", "sfl-log.h",
+     "platform/ (layer platform) includes src/core/ (layer core)"),
+    ("unknown", "src/net/sfl-http.c", "sfl-no-such-header.h",
+     "sfl-no-such-header.h is in no folder of the layer table"),
+]
+
+
+def include_case(rel, header, why):
+    """A case that adds one include: returns how to break the copy and what to expect."""
+    def case(tree):
+        line = add_include(tree, rel, header)
+        return f'{rel}:{line}: includes "{header}": {why}', CHECKER
+    return case
+
+
+def stale_allowance(tree):
+    """The real allowlist is empty: a copy of the checker excuses an include nobody makes."""
+    with open(CHECKER, encoding="utf-8") as f:
+        text = f.read()
+    patched = text.replace("ALLOWLIST = {\n",
+                           'ALLOWLIST = {\n    ("src/sources/sfl-source.h", "sfl-pipeline.h"): '
+                           '"a debt paid long ago",\n', 1)
+    if patched == text:
+        raise RuntimeError("the checker has no ALLOWLIST to patch")
+    checker = os.path.join(os.path.dirname(tree), "check-layers.py")
+    with open(checker, "w", encoding="utf-8") as f:
+        f.write(patched)
+    return 'src/sources/sfl-source.h: the allowlist entry for "sfl-pipeline.h"', checker
+
+
+def run_case(root, number, name, breaks):
+    """Copies the tree, lets @breaks change it, runs the checker; prints the TAP line.
+
+    @breaks returns the text the checker's output must hold and the checker to run, or None
+    for the untouched tree, which must pass. Returns whether the case passed."""
+    with tempfile.TemporaryDirectory(prefix="check-layers-") as tmp:
+        tree = os.path.join(tmp, name)
+        copy_tree(root, tree)
+        expected, checker = breaks(tree) if breaks is not None else (None, CHECKER)
+        rc, out = run_checker(tree, checker)
+    if expected is None:
+        ok = rc == 0 and "follows the layer table" in out
+        title = "the checkout as it is passes"
+        detail = f"exit {rc}"
+    else:
+        ok = rc == 1 and expected in out
+        title = f"{name}: exit 1 naming the include"
+        detail = f"exit {rc}, expected 1 and: {expected}"
+    print(f"ok {number} - {title}" if ok else f"not ok {number} - {title} ({detail})")
+    if not ok:
+        for line in out.splitlines():
+            print(f"# {line}")
+    return ok
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(HERE))
-
-    # (name, how to break the copy, the line the checker must print)
-    def wrong_layer(tree):
-        line = add_include(tree, "src/core/sfl-entry.c", "sfl-pipeline.h")
-        return (f'src/core/sfl-entry.c:{line}: includes "sfl-pipeline.h": src/core/ (layer core) '
-                f'includes src/pipeline/ (layer flow): a layer may include only the layers above it')
-
-    def sibling(tree):
-        line = add_include(tree, "src/sink/sfl-sink.h", "sfl-checkpoint-store.h")
-        return (f'src/sink/sfl-sink.h:{line}: includes "sfl-checkpoint-store.h": src/sink/ and '
-                f'src/state/ are both in layer services')
-
-    def source_pipeline(tree):
-        # a source writes into a lane handle; the pipeline itself is a sibling it cannot see
-        line = add_include(tree, "src/sources/sfl-source.c", "sfl-pipeline.h")
-        return (f'src/sources/sfl-source.c:{line}: includes "sfl-pipeline.h": src/sources/ and '
-                f'src/pipeline/ are both in layer flow')
-
-    def concrete(tree):
-        line = add_include(tree, "src/pipeline/sfl-egress.c", "sfl-file-store.h")
-        return (f'src/pipeline/sfl-egress.c:{line}: includes "sfl-file-store.h": sfl-file-store.h '
-                f'is a concrete checkpoint store: only src/app/ names concrete types')
-
-    def private(tree):
-        line = add_include(tree, "src/obs/sfl-otlp.c", "sfl-http-private.h")
-        return (f'src/obs/sfl-otlp.c:{line}: includes "sfl-http-private.h": sfl-http-private.h '
-                f'is private to src/net/')
-
-    def platform_up(tree):
-        line = add_include(tree, "platform/sfl-platform-common.c", "sfl-log.h")
-        return (f'platform/sfl-platform-common.c:{line}: includes "sfl-log.h": platform/ '
-                f'(layer platform) includes src/core/ (layer core)')
-
-    def unknown(tree):
-        line = add_include(tree, "src/net/sfl-http.c", "sfl-no-such-header.h")
-        return (f'src/net/sfl-http.c:{line}: includes "sfl-no-such-header.h": '
-                f'sfl-no-such-header.h is in no folder of the layer table')
-
-    def stale_allowance(tree):
-        # the real allowlist is empty: a copy of the checker excuses an include nobody makes
-        with open(CHECKER, encoding="utf-8") as f:
-            text = f.read()
-        patched = text.replace("ALLOWLIST = {\n",
-                               'ALLOWLIST = {\n    ("src/sources/sfl-source.h", "sfl-pipeline.h"): '
-                               '"a debt paid long ago",\n', 1)
-        if patched == text:
-            raise RuntimeError("the checker has no ALLOWLIST to patch")
-        checker = os.path.join(os.path.dirname(tree), "check-layers.py")
-        with open(checker, "w", encoding="utf-8") as f:
-            f.write(patched)
-        return 'src/sources/sfl-source.h: the allowlist entry for "sfl-pipeline.h"', checker
-
-    cases = [wrong_layer, sibling, source_pipeline, concrete, private, platform_up, unknown, stale_allowance]
-    print(f"1..{len(cases) + 1}")
-    failed = 0
-
-    with tempfile.TemporaryDirectory(prefix="check-layers-") as tmp:
-        tree = os.path.join(tmp, "clean")
-        copy_tree(root, tree)
-        rc, out = run_checker(tree)
-        if rc == 0 and "follows the layer table" in out:
-            print("ok 1 - the checkout as it is passes")
-        else:
-            failed += 1
-            print(f"not ok 1 - the checkout as it is passes (exit {rc})")
-            for line in out.splitlines():
-                print(f"# {line}")
-
-    for i, case in enumerate(cases, 2):
-        with tempfile.TemporaryDirectory(prefix="check-layers-") as tmp:
-            tree = os.path.join(tmp, case.__name__)
-            copy_tree(root, tree)
-            expected = case(tree)
-            checker = CHECKER
-            if isinstance(expected, tuple):
-                expected, checker = expected
-            rc, out = run_checker(tree, checker)
-            if rc == 1 and expected in out:
-                print(f"ok {i} - {case.__name__}: exit 1 naming the include")
-            else:
-                failed += 1
-                print(f"not ok {i} - {case.__name__}: exit {rc}, expected 1 and: {expected}")
-                for line in out.splitlines():
-                    print(f"# {line}")
-    return 1 if failed else 0
+    cases = [("clean", None)]
+    cases += [(name, include_case(rel, header, why)) for name, rel, header, why in INCLUDE_CASES]
+    cases.append(("stale_allowance", stale_allowance))
+    print(f"1..{len(cases)}")
+    results = [run_case(root, i, name, breaks) for i, (name, breaks) in enumerate(cases, 1)]
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":

@@ -1438,7 +1438,7 @@ test_cli_run_bad_config(TestCliFixture *fixture, gconstpointer user_data)
 	g_assert_nonnull(strstr(missing->err_lines[0], absent));
 }
 
-/* --- nothing to ingest (original §6.4: a finite run exits 0) ------------------------------ */
+/* --- nothing to ingest (docs/cli.md: a finite run exits 0) -------------------------------- */
 
 /* a valid configuration whose single org has @sources (a whole `sources:` section) */
 static gchar *

@@ -59,20 +59,8 @@ fx_setup(Fx *fx, gconstpointer data)
 	g_autofree gchar *log_date = iso(now - (gint64)3 * 3600 * G_USEC_PER_SEC);
 	g_autofree gchar *expires = iso(now + (gint64)24 * 3600 * G_USEC_PER_SEC);
 
-	dataset = g_strdup_printf(
-		"{\"eventlogfiles\": ["
-		" {\"Id\": \"0ATD00000000001\", \"EventType\": \"Login\", \"Interval\": \"Hourly\","
-		"  \"CreatedDate\": \"%s\", \"LogDate\": \"%s\","
-		"  \"generate\": {\"rows\": 3, \"kind\": \"Login\"}},"
-		" {\"Id\": \"0ATD00000000002\", \"EventType\": \"API\", \"Interval\": \"Hourly\","
-		"  \"CreatedDate\": \"%s\", \"LogDate\": \"%s\","
-		"  \"generate\": {\"rows\": 3, \"kind\": \"API\"}}],"
-		" \"objects\": {"
-		"  \"SetupAuditTrail\": {\"timestamp_field\": \"CreatedDate\","
-		"   \"records\": [{\"Id\": \"0YmD00000000001\", \"CreatedDate\": \"%s\"}]},"
-		"  \"TraceFlag\": {\"timestamp_field\": \"ExpirationDate\","
-		"   \"records\": [{\"Id\": \"7tfD00000000001\", \"ExpirationDate\": \"%s\"}]}}}",
-		created, log_date, created, log_date, created, expires);
+	dataset = sfl_test_data_render("doctor/dataset.json", "CREATED", created, "LOG_DATE",
+				       log_date, "EXPIRES", expires, NULL);
 	fx->skip = !sfl_test_sims_start(&fx->sims, "sfl-doctor-XXXXXX", dataset, NULL);
 	fx->config = g_build_filename(fx->sims.dir, "config.yaml", NULL);
 	fx->state = g_build_filename(fx->sims.dir, "state", "state.json", NULL);

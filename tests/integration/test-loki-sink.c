@@ -561,8 +561,8 @@ test_unauthorized_token_only(Fixture *fx, gconstpointer data)
 }
 
 /*
- * The headers the simulator received with one push, against original §3.2. The expected
- * Authorization values were computed by Python's base64.b64encode, not by this code base.
+ * The headers the simulator received with one push, against docs/deployment/network.md. The
+ * expected Authorization values were computed by Python's base64.b64encode, not by this code base.
  */
 typedef struct {
 	const gchar *url_userinfo; /* put into the push URL, or NULL */

@@ -18,7 +18,7 @@
 #include "sfl-test-sim.h"
 
 /*
- * OTLP/HTTP metrics push (original-behaviour §9.1). Every request is decoded by
+ * OTLP/HTTP metrics push (docs/operations/metrics.md, "OTLP push"). Every request is decoded by
  * tests/sim/otlp_collector.py with protoc-generated python3-protobuf classes from a schema of
  * our own, never with our encoder:
  * - the headers: basic auth inherited from the Loki credentials, a token file, overrides;

@@ -57,7 +57,6 @@ typedef struct {
 	SflSource *source;
 	SflLabelsInterner *interner;
 	SflMetrics *metrics;
-	gboolean skip;
 } Fx;
 
 /* warnings and criticals of the source, for the tests that check what it says */
@@ -121,11 +120,14 @@ fx_stat(Fx *fx, const gchar *topic, const gchar *field)
 	return v;
 }
 
+static void fx_teardown(Fx *fx);
+
 /*
  * Both simulators, tokens from the Salesforce one; the config is a salesforce section plus
  * a sources.pubsub section with @pubsub_yaml (indented 4) and the simulator's endpoint.
+ * FALSE (torn down, the test skipped) when a simulator cannot run here.
  */
-static void
+static gboolean
 fx_setup(Fx *fx, const gchar *keepalive_ms, const gchar *pubsub_yaml, gint64 queue_maxsize)
 {
 	g_autoptr(GError) error = NULL;
@@ -144,16 +146,16 @@ fx_setup(Fx *fx, const gchar *keepalive_ms, const gchar *pubsub_yaml, gint64 que
 		fx->sf_base = sfl_test_sf_sim_start(args, &fx->sf_proc);
 	}
 	if (fx->sf_base == NULL) {
-		fx->skip = TRUE;
-		return;
+		fx_teardown(fx);
+		return FALSE;
 	}
 	{
 		const gchar *args[] = { "--keepalive-ms", keepalive_ms, NULL };
 		fx->ps_ctl = sfl_test_pubsub_sim_start(args, &fx->ps_proc);
 	}
 	if (fx->ps_ctl == NULL) {
-		fx->skip = TRUE;
-		return;
+		fx_teardown(fx);
+		return FALSE;
 	}
 	fx->loop = sfl_curl_loop_new();
 	info = fx_ctl(fx, "GET", "/control/info", NULL);
@@ -185,6 +187,7 @@ fx_setup(Fx *fx, const gchar *keepalive_ms, const gchar *pubsub_yaml, gint64 que
 	fx->interner = sfl_labels_interner_new();
 	fx->metrics = sfl_metrics_new();
 	g_ptr_array_set_size(test_logged, 0);
+	return TRUE;
 }
 
 static void
@@ -443,11 +446,8 @@ call_events(Fx *fx, gpointer data)
 static gboolean
 call_setup(Fx *fx, CallState *st)
 {
-	fx_setup(fx, "100000", "    topics: []\n", 1000);
-	if (fx->skip) {
-		fx_teardown(fx);
+	if (!fx_setup(fx, "100000", "    topics: []\n", 1000))
 		return FALSE;
-	}
 	st->seqs = g_array_new(FALSE, FALSE, sizeof(guint64));
 	return TRUE;
 }
@@ -534,7 +534,7 @@ sim_stream_open(Fx *fx, gpointer data)
 }
 
 /*
- * architecture §9: the server ends the call (grpc-status in trailers) while our upload is
+ * The server ends the call (grpc-status in trailers) while our upload is
  * paused. curl 7.88 would wait forever for the upload; the call must complete.
  */
 static void
@@ -582,8 +582,9 @@ test_grpc_trailers_only(void)
 /*
  * A bare HTTP/2 peer that refuses a call the way grpc servers do, without reading the body:
  * once it has the request's first DATA frame it answers Trailers-Only, followed (in the same
- * write) by RST_STREAM NO_ERROR when that frame left the client's side open (wire-facts
- * §2.4). Frames are only split by their 9-byte headers, so no HPACK decoder is needed.
+ * write) by RST_STREAM NO_ERROR when that frame left the client's side open
+ * (docs/internals/wire-notes.md, "Half-close"). Frames are only split by their 9-byte headers, so
+ * no HPACK decoder is needed.
  */
 typedef struct {
 	GSocket *listener;
@@ -720,10 +721,11 @@ call_state_done(gpointer fixture, gpointer data)
 }
 
 /*
- * A half-closed call's END_STREAM goes with its DATA frame (wire-facts §2.4). Sent later on
- * its own, a server that refuses at once answers first, with RST_STREAM after the trailers,
- * and curl 7.88 lost that Trailers-Only status ("Empty reply from server", UNAVAILABLE): the
- * probe then never saw UNAUTHENTICATED and the token was never minted again.
+ * A half-closed call's END_STREAM goes with its DATA frame (docs/internals/wire-notes.md,
+ * "Half-close"). Sent later on its own, a server that refuses at once answers first, with
+ * RST_STREAM after the trailers, and curl 7.88 lost that Trailers-Only status ("Empty reply from
+ * server", UNAVAILABLE): the probe then never saw UNAUTHENTICATED and the token was never minted
+ * again.
  */
 static void
 test_grpc_refused_at_once(void)
@@ -768,11 +770,8 @@ test_grpc_unary(void)
 	g_autofree gchar *schema_json = NULL;
 	SflGrpcStatus status = { 0 };
 
-	fx_setup(&fx, "100000", "    topics: []\n", 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000", "    topics: []\n", 1000))
 		return;
-	}
 	schemas = fx_ctl(&fx, "GET", "/control/schemas", NULL);
 	id = json_object_iter_key(json_object_iter(schemas));
 	answer = get_schema(fx.loop, fx.grpc_url, id, &w1, NULL, &error);
@@ -844,12 +843,9 @@ test_source_ordered(void)
 	Fx fx = { 0 };
 	g_autofree gchar *last = fx_replay_b64(ORDERED_EVENTS);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n",
-		 10000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n", 10000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, ORDERED_EVENTS, NULL);
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
 	fx_wait(&fx, fx_has_lines, GUINT_TO_POINTER(ORDERED_EVENTS), "every event");
@@ -881,14 +877,11 @@ test_source_two_topics(void)
 	g_autofree gchar *last = fx_replay_b64(1500);
 	gint64 next[2] = { 1, 1 };
 
-	fx_setup(&fx, "100000",
-		 "    topics: [\"" TEST_TOPIC "\", \"/event/ApiAnomalyEvent\"]\n"
-		 "    replay_preset: EARLIEST\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\", \"/event/ApiAnomalyEvent\"]\n"
+		      "    replay_preset: EARLIEST\n",
+		      1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 1500, NULL);
 	fx_publish(&fx, other, 1500, NULL);
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
@@ -925,11 +918,8 @@ test_source_keepalive(void)
 	g_autofree gchar *first = fx_replay_b64(3);
 	g_autofree gchar *later = fx_replay_b64(3 + 40);
 
-	fx_setup(&fx, "200", "    topics: [\"" TEST_TOPIC "\"]\n", 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "200", "    topics: [\"" TEST_TOPIC "\"]\n", 1000))
 		return;
-	}
 	/* the bus moved on without events for this org */
 	fx_ctl_post(&fx, "/control/latest", "{\"topic\": \"" TEST_TOPIC "\", \"advance\": 3}");
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
@@ -969,12 +959,9 @@ test_source_backpressure(void)
 	gint64 requests = 0;
 	g_autofree gchar *last = fx_replay_b64(2000);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n",
-		 100);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n", 100))
 		return;
-	}
 	fx.sink->hold = TRUE;
 	fx_publish(&fx, TEST_TOPIC, 2000, NULL);
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
@@ -1012,11 +999,8 @@ test_source_corrupted_replay(void)
 	g_autofree gchar *stale = fx_replay_b64(3);
 	g_autofree gchar *last = fx_replay_b64(30);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n", 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n", 1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 30, NULL);
 	fx_ctl_post(&fx, "/control/retention", "{\"topic\": \"" TEST_TOPIC "\", \"floor\": 10}");
 	fx_preload(&fx, "pubsub:" TEST_TOPIC, stale);
@@ -1042,11 +1026,8 @@ test_source_refused_replay_kept(void)
 	Fx fx = { 0 };
 	g_autofree gchar *stale = fx_replay_b64(3);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n", 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n", 1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 30, NULL);
 	fx_ctl_post(&fx, "/control/retention",
 		    "{\"topic\": \"" TEST_TOPIC "\", \"floor\": 10, \"error_code\": "
@@ -1143,7 +1124,7 @@ fx_assert_fallback_metric(Fx *fx, guint n)
 /*
  * replay_preset: LATEST and a stored id Salesforce refuses as replayid.corrupted (expired):
  * the resubscription is EARLIEST, never LATEST, so what the stream still holds, the events
- * from before the stored position included, is delivered (original §2.1.6); the fallback is
+ * from before the stored position included, is delivered (docs/sources/pubsub.md); the fallback is
  * counted and logged with what it means.
  */
 static void
@@ -1153,12 +1134,9 @@ test_source_corrupted_replay_latest(void)
 	g_autofree gchar *stored = fx_replay_b64(20);
 	g_autofree gchar *last = fx_replay_b64(30);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: LATEST\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: LATEST\n", 1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 30, NULL);
 	fx_ctl_post(&fx, "/control/fault",
 		    "{\"kind\": \"replay_corrupted\", \"scope\": \"next\", \"count\": 1}");
@@ -1190,12 +1168,9 @@ test_source_corrupted_replay_from_stream(void)
 	Fx fx = { 0 };
 	g_autofree gchar *last = fx_replay_b64(5);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: LATEST\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: LATEST\n", 1000))
 		return;
-	}
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
 	/* published once the simulator placed the LATEST stream (after the probe), so it
 	 * sees them */
@@ -1226,12 +1201,9 @@ test_source_decode_failure(void)
 	g_autofree gchar *last = fx_replay_b64(10);
 	g_autoptr(GArray) seqs = NULL;
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n", 1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 10, "\"corrupt\": [4]");
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
 	fx_wait(&fx, fx_has_commit, last, "the last replay id committed");
@@ -1258,14 +1230,11 @@ test_source_decode_stall(void)
 	Fx fx = { 0 };
 	g_autofree gchar *last = fx_replay_b64(5);
 
-	fx_setup(&fx, "100000",
-		 "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n"
-		 "    default_num_requested: 1\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n"
+		      "    default_num_requested: 1\n",
+		      1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 4, "\"corrupt\": [0, 1, 2, 3]");
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
 	fx_wait(&fx, fx_decode_errors, GUINT_TO_POINTER(4), "four undecodable events");
@@ -1284,12 +1253,9 @@ test_source_schema_change(void)
 	Fx fx = { 0 };
 	g_autofree gchar *last = fx_replay_b64(10);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n", 1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 5, "\"version\": 1");
 	fx_publish(&fx, TEST_TOPIC, 5, "\"version\": 2");
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
@@ -1338,11 +1304,8 @@ test_source_cdc(gconstpointer data)
 		c->mode != NULL ? "\n" : "");
 	g_autoptr(json_t) published = NULL;
 
-	fx_setup(&fx, "100000", yaml, 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000", yaml, 1000))
 		return;
-	}
 	/* bits 1, 5 and 7 of the top level; children 0 and 1 of field 4 (BillingAddress) */
 	published = fx_publish_doc(&fx, TEST_TOPIC, 2,
 				   "\"kind\": \"account\", \"changed\": [\"0xA2\", \"4-0x03\"], "
@@ -1416,12 +1379,9 @@ test_source_fault(gconstpointer data)
 	Fx fx = { 0 };
 	g_autofree gchar *last = fx_replay_b64(400);
 
-	fx_setup(&fx, "100000", "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"" TEST_TOPIC "\"]\n    replay_preset: EARLIEST\n", 1000))
 		return;
-	}
 	fx_publish(&fx, TEST_TOPIC, 200, NULL);
 	fx_start(&fx, 300 * G_USEC_PER_SEC);
 	fx_wait(&fx, fx_has_lines, GUINT_TO_POINTER(200), "the first events");
@@ -1448,11 +1408,8 @@ test_source_watchdog(void)
 {
 	Fx fx = { 0 };
 
-	fx_setup(&fx, "1000000", "    topics: [\"" TEST_TOPIC "\"]\n", 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "1000000", "    topics: [\"" TEST_TOPIC "\"]\n", 1000))
 		return;
-	}
 	fx_start(&fx, 300 * 1000);
 	fx_wait(&fx, fx_stalled, NULL, "a stall and a new subscription");
 	g_assert_cmpuint(fx_counters(&fx)->reconnects, >=, 1);
@@ -1475,22 +1432,14 @@ test_source_discovery(void)
 	g_auto(GStrv) topics = NULL;
 	SflSfRest *rest = NULL;
 	SflPubsubSource *source = NULL;
-	const gchar *dataset = "{\"objects\": {\"LoginEventStream\": {\"records\": []}, "
-			       "\"ApiAnomalyEvent\": {\"records\": []}, "
-			       "\"ApiAnomalyEventStore\": {\"records\": []}, "
-			       "\"ReportAnomalyEvent\": {\"records\": []}, "
-			       "\"ReportAnomalyEventStore\": {\"records\": []}, "
-			       "\"LoginEvent\": {\"records\": []}, "
-			       "\"Account\": {\"records\": []}}}";
+	/* describeGlobal's objects: streams, <X>Event channels with and without a store, others */
+	g_autofree gchar *dataset = sfl_test_data_render("pubsub/discovery.json", NULL);
 
-	fx_setup(&fx, "100000",
-		 "    topics: [\"*\", \"/event/LoginEventStream\"]\n"
-		 "    exclude: [\"/event/Report*\"]\n",
-		 1000);
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "100000",
+		      "    topics: [\"*\", \"/event/LoginEventStream\"]\n"
+		      "    exclude: [\"/event/Report*\"]\n",
+		      1000))
 		return;
-	}
 	/* a second Salesforce simulator with the dataset: the fixture's has none */
 	sfl_test_sim_stop(&fx.sf_proc);
 	g_free(fx.sf_base);

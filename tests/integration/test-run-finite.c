@@ -15,7 +15,7 @@
 #include "sfl-test-sim.h"
 
 /*
- * A finite run (original §6.4): a Pub/Sub-only configuration whose "*" discovery finds no
+ * A finite run (docs/cli.md, "run"): a Pub/Sub-only configuration whose "*" discovery finds no
  * topic and that never rediscovers has nothing to read once discovery answered, so `run`
  * exits 0 after saying why, as the original's pipeline ends with its sources. Under a lease
  * every replica does, each once it has led. The Salesforce simulator's describeGlobal lists

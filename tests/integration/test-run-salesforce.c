@@ -29,10 +29,12 @@ typedef struct {
 	SflTestDaemon *run;
 	const gchar *const *env; /* (nullable) NAME, VALUE pairs for the daemon */
 	gconstpointer want;	 /* what the condition being awaited looks for */
-	gboolean skip;
 } Fx;
 
-static void
+static void fx_teardown(Fx *fx);
+
+/* the simulators and the config file; FALSE (torn down, the test skipped) without them */
+static gboolean
 fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml)
 {
 	g_autoptr(GError) error = NULL;
@@ -40,8 +42,8 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml)
 	g_autofree gchar *yaml = NULL;
 
 	if (!sfl_test_sims_start(&fx->sims, "sfl-run-sf-XXXXXX", dataset, NULL)) {
-		fx->skip = TRUE;
-		return;
+		fx_teardown(fx);
+		return FALSE;
 	}
 	fx->config = g_build_filename(fx->sims.dir, "config.yaml", NULL);
 	fx->state = g_build_filename(fx->sims.dir, "state.json", NULL);
@@ -59,6 +61,16 @@ fx_setup(Fx *fx, const gchar *dataset, const gchar *sources_yaml)
 			       "sources:\n%s",
 			       head, fx->state, sources_yaml);
 	g_assert_true(g_file_set_contents(fx->config, yaml, -1, &error));
+	return TRUE;
+}
+
+/* a dataset of one hourly API file (sfl_test_elf_file()) */
+static gchar *
+fx_one_file_dataset(const gchar *id, const gchar *created, guint rows, guint seed)
+{
+	g_autofree gchar *file = sfl_test_elf_file(id, "API", created, rows, seed);
+
+	return g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
 }
 
 /* a fresh daemon (after the last one ended) with the fixture's config and environment */
@@ -121,12 +133,9 @@ test_wrong_key_fails_startup(void)
 	g_autoptr(GError) error = NULL;
 	gchar *swapped = NULL;
 
-	fx_setup(&fx, "{\"eventlogfiles\": []}",
-		 "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, "{\"eventlogfiles\": []}",
+		      "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n"))
 		return;
-	}
 	/* a key the connected app does not know */
 	g_assert_true(g_file_get_contents(fx.config, &text, NULL, &error));
 	{
@@ -165,12 +174,7 @@ test_ten_thousand_rows(void)
 	Fx fx = { 0 };
 	gint64 now = g_get_real_time();
 	g_autofree gchar *created = sfl_test_sf_datetime(now - 3 * G_TIME_SPAN_HOUR);
-	g_autofree gchar *dataset = g_strdup_printf(
-		"{\"eventlogfiles\": [{\"Id\": \"0ATSIM00000TENK1\", \"EventType\": \"API\", "
-		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
-		"\"Sequence\": 0, \"generate\": {\"rows\": 10000, \"kind\": \"API\", \"seed\": "
-		"11}}]}",
-		created, created);
+	g_autofree gchar *dataset = fx_one_file_dataset("0ATSIM00000TENK1", created, 10000, 11);
 	json_t *summary = NULL;
 	json_t *received = NULL;
 	json_t *streams = NULL;
@@ -178,11 +182,8 @@ test_ten_thousand_rows(void)
 	json_t *stream = NULL;
 	guint checked = 0;
 
-	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n"))
 		return;
-	}
 	fx_start_run(&fx);
 	fx_wait(&fx, fx_entries_at_least, GUINT_TO_POINTER(10000), "10,000 entries in Loki");
 	{
@@ -273,15 +274,10 @@ test_two_orgs(void)
 	Fx fx = { 0 };
 	gint64 now = g_get_real_time();
 	g_autofree gchar *created = sfl_test_sf_datetime(now - 3 * G_TIME_SPAN_HOUR);
-	g_autofree gchar *dataset = g_strdup_printf(
-		"{\"eventlogfiles\": ["
-		"{\"Id\": \"0ATSIM0000ORGA01\", \"EventType\": \"API\", \"Interval\": \"Hourly\", "
-		"\"LogDate\": \"%s\", \"CreatedDate\": \"%s\", \"Sequence\": 0, "
-		"\"generate\": {\"rows\": 300, \"kind\": \"API\", \"seed\": 1}}, "
-		"{\"Id\": \"0ATSIM0000ORGB01\", \"EventType\": \"URI\", \"Interval\": \"Hourly\", "
-		"\"LogDate\": \"%s\", \"CreatedDate\": \"%s\", \"Sequence\": 0, "
-		"\"generate\": {\"rows\": 200, \"kind\": \"URI\", \"seed\": 2}}]}",
-		created, created, created, created);
+	g_autofree gchar *file_a = sfl_test_elf_file("0ATSIM0000ORGA01", "API", created, 300, 1);
+	g_autofree gchar *file_b = sfl_test_elf_file("0ATSIM0000ORGB01", "URI", created, 200, 2);
+	g_autofree gchar *dataset =
+		g_strdup_printf("{\"eventlogfiles\": [%s, %s]}", file_a, file_b);
 	g_autofree gchar *yaml = NULL;
 	g_autoptr(GError) error = NULL;
 	const gchar *keys[] = { "\"org=alpha:eventlogfile:API\"", "0ATSIM0000ORGA01",
@@ -293,11 +289,8 @@ test_two_orgs(void)
 	guint alpha = 0;
 	guint beta = 0;
 
-	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: false\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: false\n"))
 		return;
-	}
 	yaml = g_strdup_printf(
 		"orgs:\n"
 		"  - name: alpha\n"
@@ -315,7 +308,7 @@ test_two_orgs(void)
 		fx.sims.loki_base, fx.state);
 	g_assert_true(g_file_set_contents(fx.config, yaml, -1, &error));
 	fx_start_run(&fx);
-	/* each org's keys carry its prefix (original §6.6) */
+	/* each org's keys carry its prefix (docs/sources/README.md) */
 	fx_wait(&fx, fx_state_has, keys, "both orgs' checkpoints");
 	sfl_test_daemon_finish(fx.run, EVENT_TIMEOUT_SEC);
 
@@ -452,13 +445,10 @@ test_restart_safety(void)
 	/* the first stop of the three is an orderly one, and the bound on resends assumes it */
 	if (sfl_test_skip_without_signals())
 		return;
-	fx_setup(&fx, dataset,
-		 "  eventlogfile:\n    enabled: true\n    event_types: [API, Login, URI]\n"
-		 "    lookback: 6h\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, dataset,
+		      "  eventlogfile:\n    enabled: true\n    event_types: [API, Login, URI]\n"
+		      "    lookback: 6h\n"))
 		return;
-	}
 	fx.env = env;
 	/* a third in, an orderly stop: the drain commits what Loki accepted */
 	fx_start_run(&fx);
@@ -592,11 +582,7 @@ test_observability(void)
 	gint64 now = g_get_real_time();
 	gint64 created_usec = (now / G_USEC_PER_SEC - 3 * 3600) * G_USEC_PER_SEC;
 	g_autofree gchar *created = sfl_test_sf_datetime(created_usec);
-	g_autofree gchar *dataset = g_strdup_printf(
-		"{\"eventlogfiles\": [{\"Id\": \"0ATSIM0000000OBS\", \"EventType\": \"API\", "
-		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
-		"\"Sequence\": 0, \"generate\": {\"rows\": 500, \"kind\": \"API\", \"seed\": 5}}]}",
-		created, created);
+	g_autofree gchar *dataset = fx_one_file_dataset("0ATSIM0000000OBS", created, 500, 5);
 	g_autofree gchar *metrics = NULL;
 	g_autofree gchar *statusz = NULL;
 	g_autofree gchar *position = NULL;
@@ -617,13 +603,10 @@ test_observability(void)
 	 * the simulator's CLIENT_NAME cycles through 3 values and an empty one (not promoted):
 	 * past the guard's 2, the third value's 125 rows fold (SFL-0034)
 	 */
-	fx_setup(&fx, dataset,
-		 "  eventlogfile:\n    enabled: true\n"
-		 "    event_types: [{name: API, labels: [CLIENT_NAME]}]\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, dataset,
+		      "  eventlogfile:\n    enabled: true\n"
+		      "    event_types: [{name: API, labels: [CLIENT_NAME]}]\n"))
 		return;
-	}
 	fx.env = env;
 	/* Loki fails every push until told otherwise */
 	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.loki_base, "POST", "/control/fault",
@@ -761,11 +744,7 @@ test_commit_failures(void)
 	gint64 now = g_get_real_time();
 	gint64 created_usec = (now / G_USEC_PER_SEC - 3 * 3600) * G_USEC_PER_SEC;
 	g_autofree gchar *created = sfl_test_sf_datetime(created_usec);
-	g_autofree gchar *dataset = g_strdup_printf(
-		"{\"eventlogfiles\": [{\"Id\": \"0ATSIM0000000CMT\", \"EventType\": \"API\", "
-		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
-		"\"Sequence\": 0, \"generate\": {\"rows\": 200, \"kind\": \"API\", \"seed\": 3}}]}",
-		created, created);
+	g_autofree gchar *dataset = fx_one_file_dataset("0ATSIM0000000CMT", created, 200, 3);
 	g_autofree gchar *metrics = NULL;
 	g_autofree gchar *statusz = NULL;
 	g_autofree gchar *first = NULL;
@@ -775,11 +754,8 @@ test_commit_failures(void)
 	guint status = 0;
 	const gchar *env[] = { "SF2LOKI_SERVICE__UNREADY_AFTER_SINK_FAILING", "1s", NULL };
 
-	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n"))
 		return;
-	}
 	fx.env = env;
 	/* the start-up token request is held, so the fault is in place before any commit */
 	reply = sfl_test_sim_control(fx.sims.loop, fx.sims.sf_base, "POST", "/control/fault",
@@ -857,11 +833,7 @@ test_egress_budget(void)
 	gint64 now = g_get_real_time();
 	gint64 created_usec = (now / G_USEC_PER_SEC - 3 * 3600) * G_USEC_PER_SEC;
 	g_autofree gchar *created = sfl_test_sf_datetime(created_usec);
-	g_autofree gchar *dataset = g_strdup_printf(
-		"{\"eventlogfiles\": [{\"Id\": \"0ATSIM0000000EGR\", \"EventType\": \"API\", "
-		"\"Interval\": \"Hourly\", \"LogDate\": \"%s\", \"CreatedDate\": \"%s\", "
-		"\"Sequence\": 0, \"generate\": {\"rows\": 300, \"kind\": \"API\", \"seed\": 9}}]}",
-		created, created);
+	g_autofree gchar *dataset = fx_one_file_dataset("0ATSIM0000000EGR", created, 300, 9);
 	g_autofree gchar *metrics = NULL;
 	g_autofree gchar *position = NULL;
 	json_t *summary = NULL;
@@ -875,11 +847,8 @@ test_egress_budget(void)
 				    "true",
 				    NULL };
 
-	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n");
-	if (fx.skip) {
-		fx_teardown(&fx);
+	if (!fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n"))
 		return;
-	}
 	fx.env = pause_env;
 	fx_start_run(&fx);
 	sfl_test_daemon_wait_logged(fx.run, "health server listening on ", EVENT_TIMEOUT_SEC);

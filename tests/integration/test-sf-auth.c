@@ -318,7 +318,7 @@ test_jwt_claims(Fixture *fx, gconstpointer data)
 	g_assert_cmpstr(json_string_value(json_object_get(claims, "iss")), ==, TEST_CLIENT_ID);
 	g_assert_cmpstr(json_string_value(json_object_get(claims, "sub")), ==, TEST_USERNAME);
 	g_assert_cmpstr(json_string_value(json_object_get(claims, "aud")), ==, fx->base);
-	/* a number, not a string (wire-facts §4.1) */
+	/* a number, not a string (docs/internals/wire-notes.md, "JWT bearer flow") */
 	g_assert_true(json_is_integer(json_object_get(claims, "exp")));
 	exp = json_integer_value(json_object_get(claims, "exp"));
 	g_assert_cmpint(exp - now, <=, 180);

@@ -810,8 +810,8 @@ test_objects_ties(void)
 }
 
 /*
- * Multi-org upgrade (original §6.6): the first org reads the single-org checkpoint when its
- * prefixed key does not exist yet, and commits under the prefixed key; another org does not.
+ * Multi-org upgrade (docs/sources/README.md): the first org reads the single-org checkpoint when
+ * its prefixed key does not exist yet, and commits under the prefixed key; another org does not.
  */
 static void
 objects_legacy_case(gboolean legacy, guint want_rows)

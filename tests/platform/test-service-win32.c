@@ -26,6 +26,11 @@
 
 #define TEST_FAKE_HANDLE ((SERVICE_STATUS_HANDLE)(uintptr_t)0x5f1)
 
+/* what RUNNING accepts, in Windows' own names */
+#define TEST_ACCEPT_RUNNING                                                                        \
+	(SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN | SERVICE_ACCEPT_PRESHUTDOWN |              \
+	 SERVICE_ACCEPT_PARAMCHANGE)
+
 static bool test_case_ok;
 
 #define CHECK(cond)                                                                                \
@@ -142,6 +147,10 @@ typedef struct {
 	HANDLE ready_done;    /* set once READY=1 was notified */
 	volatile LONG stop_calls;
 	int exit_code;
+	/* when not NULL: called in the service thread before READY=1 */
+	void (*before_ready)(void *data);
+	void *before_ready_data;
+	volatile LONG reload_calls;
 	bool fail_ready; /* the READY report fails */
 	SflPlatformStatus ready_status;
 	int ready_os_code;
@@ -160,6 +169,14 @@ test_daemon_stop_cb(void *user_data)
 	SetEvent(daemon->stop_event);
 }
 
+static void
+test_daemon_reload_cb(void *user_data)
+{
+	TestDaemon *daemon = user_data;
+
+	InterlockedIncrement(&daemon->reload_calls);
+}
+
 static int
 test_daemon_main(int argc, char **argv, void *user_data)
 {
@@ -169,6 +186,9 @@ test_daemon_main(int argc, char **argv, void *user_data)
 	(void)argc;
 	(void)argv;
 	sfl_platform_set_stop_handler(test_daemon_stop_cb, daemon);
+	sfl_platform_set_reload_handler(test_daemon_reload_cb, daemon);
+	if (daemon->before_ready != NULL)
+		daemon->before_ready(daemon->before_ready_data);
 	if (daemon->proceed_event != NULL)
 		WaitForSingleObject(daemon->proceed_event, TEST_TIMEOUT_MS);
 
@@ -188,6 +208,7 @@ test_daemon_main(int argc, char **argv, void *user_data)
 	daemon->stop_seen =
 		WaitForSingleObject(daemon->stop_event, TEST_TIMEOUT_MS) == WAIT_OBJECT_0;
 	daemon->stopping_status = sfl_platform_notify("STATUS=stopping\nSTOPPING=1", NULL);
+	sfl_platform_set_reload_handler(NULL, NULL);
 	sfl_platform_set_stop_handler(NULL, NULL);
 	return daemon->exit_code;
 }
@@ -284,7 +305,7 @@ test_lifecycle(void)
 	test_check_status(&r[0], SERVICE_START_PENDING, 0);
 	CHECK_EQ(r[0].dwCheckPoint, 1);
 	CHECK(r[0].dwWaitHint > 0);
-	test_check_status(&r[1], SERVICE_RUNNING, SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN);
+	test_check_status(&r[1], SERVICE_RUNNING, TEST_ACCEPT_RUNNING);
 	CHECK_EQ(r[1].dwCheckPoint, 0);
 	CHECK_EQ(r[1].dwWaitHint, 0);
 	/* INTERROGATE: the same status again */
@@ -350,8 +371,7 @@ test_start_pending_and_shutdown(void)
 	CHECK(last < test_rec_len);
 	if (last >= test_rec_len)
 		return;
-	test_check_status(&test_rec[last], SERVICE_RUNNING,
-			  SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN);
+	test_check_status(&test_rec[last], SERVICE_RUNNING, TEST_ACCEPT_RUNNING);
 	/* SHUTDOWN behaves as STOP: STOP_PENDING (maybe ticked), then STOPPED with NO_ERROR */
 	for (last++; last + 1 < test_rec_len; last++)
 		test_check_status(&test_rec[last], SERVICE_STOP_PENDING, 0);
@@ -382,6 +402,354 @@ test_failed_report(void)
 	CHECK_EQ(daemon.ready_os_code, ERROR_INVALID_HANDLE);
 	CHECK_EQ(daemon.stop_calls, 1);
 	CHECK_EQ(daemon.served, 0);
+}
+
+static void
+test_preshutdown(void)
+{
+	TestDaemon daemon;
+	HANDLE thread;
+
+	sfl_service_win32_set_tick_ms(INFINITE);
+	test_daemon_init(&daemon, 0, false);
+	thread = test_daemon_launch(&daemon);
+	CHECK(thread != NULL);
+	CHECK(test_rec_wait_state(SERVICE_RUNNING, 1));
+	/* the system going down: a stop, once; the SHUTDOWN that may follow is not a second one */
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_PRESHUTDOWN, 0, NULL, NULL),
+		 NO_ERROR);
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_SHUTDOWN, 0, NULL, NULL),
+		 ERROR_CALL_NOT_IMPLEMENTED);
+	CHECK(test_daemon_join(&daemon, thread));
+	CHECK(daemon.stop_seen);
+	CHECK_EQ(daemon.stop_calls, 1);
+	CHECK_EQ(daemon.served, 0);
+	CHECK(test_rec_len >= 4);
+	if (test_rec_len < 4) {
+		test_rec_dump();
+		return;
+	}
+	test_check_status(&test_rec[2], SERVICE_STOP_PENDING, 0);
+	test_check_status(&test_rec[test_rec_len - 1], SERVICE_STOPPED, 0);
+	CHECK_EQ(test_rec[test_rec_len - 1].dwWin32ExitCode, NO_ERROR);
+}
+
+static void
+test_paramchange(void)
+{
+	TestDaemon daemon;
+	HANDLE thread;
+	unsigned reports;
+
+	sfl_service_win32_set_tick_ms(INFINITE);
+	test_daemon_init(&daemon, 0, true);
+	thread = test_daemon_launch(&daemon);
+	CHECK(thread != NULL);
+	CHECK(test_rec_wait_state(SERVICE_START_PENDING, 1));
+	/* not yet running: refused, and no reload */
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_PARAMCHANGE, 0, NULL, NULL),
+		 ERROR_CALL_NOT_IMPLEMENTED);
+	CHECK_EQ(daemon.reload_calls, 0);
+
+	SetEvent(daemon.proceed_event);
+	CHECK(test_rec_wait_state(SERVICE_RUNNING, 1));
+	reports = test_rec_len;
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_PARAMCHANGE, 0, NULL, NULL),
+		 NO_ERROR);
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_PARAMCHANGE, 0, NULL, NULL),
+		 NO_ERROR);
+	/* the callback ran in the handler, and the service stays as it was */
+	CHECK_EQ(daemon.reload_calls, 2);
+	CHECK_EQ(daemon.stop_calls, 0);
+	CHECK_EQ(test_rec_len, reports);
+
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_STOP, 0, NULL, NULL), NO_ERROR);
+	/* draining: refused */
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_PARAMCHANGE, 0, NULL, NULL),
+		 ERROR_CALL_NOT_IMPLEMENTED);
+	CHECK(test_daemon_join(&daemon, thread));
+	CHECK_EQ(daemon.reload_calls, 2);
+	CHECK_EQ(daemon.stop_calls, 1);
+	/* the daemon removed its handler: a late control reaches nobody */
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_PARAMCHANGE, 0, NULL, NULL),
+		 ERROR_CALL_NOT_IMPLEMENTED);
+}
+
+/* --- the ChangeServiceConfig2W recorder ------------------------------------------------------ */
+
+typedef struct {
+	unsigned calls;
+	bool preshutdown_seen;
+	DWORD preshutdown_ms;
+	bool actions_seen;
+	DWORD reset_period;
+	DWORD n_actions;
+	SC_ACTION actions[4];
+	bool command_or_reboot; /* lpCommand or lpRebootMsg set: would change what we do not own */
+	bool flag_seen;
+	BOOL non_crash;
+	DWORD fail_with; /* nonzero: every call fails with this error */
+	/* results of the daemon's call */
+	SflPlatformStatus status;
+	SflPlatformError error;
+} TestConfigRec;
+
+static TestConfigRec test_config;
+
+static BOOL
+test_config_change(DWORD level, LPVOID info)
+{
+	test_config.calls++;
+	switch (level) {
+	case SERVICE_CONFIG_PRESHUTDOWN_INFO:
+		test_config.preshutdown_seen = true;
+		test_config.preshutdown_ms =
+			((SERVICE_PRESHUTDOWN_INFO *)info)->dwPreshutdownTimeout;
+		break;
+	case SERVICE_CONFIG_FAILURE_ACTIONS: {
+		SERVICE_FAILURE_ACTIONSW *fa = info;
+
+		test_config.actions_seen = true;
+		test_config.reset_period = fa->dwResetPeriod;
+		test_config.n_actions = fa->cActions;
+		test_config.command_or_reboot = fa->lpCommand != NULL || fa->lpRebootMsg != NULL;
+		for (DWORD i = 0; i < fa->cActions && i < 4; i++)
+			test_config.actions[i] = fa->lpsaActions[i];
+		break;
+	}
+	case SERVICE_CONFIG_FAILURE_ACTIONS_FLAG:
+		test_config.flag_seen = true;
+		test_config.non_crash =
+			((SERVICE_FAILURE_ACTIONS_FLAG *)info)->fFailureActionsOnNonCrashFailures;
+		break;
+	default:
+		break;
+	}
+	if (test_config.fail_with != 0) {
+		SetLastError(test_config.fail_with);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+test_config_before_ready(void *data)
+{
+	const SflPlatformServiceOptions *options = data;
+
+	memset(&test_config.error, 0, sizeof(test_config.error));
+	test_config.status = sfl_platform_service_configure(options, &test_config.error);
+}
+
+static void
+test_configure(void)
+{
+	SflPlatformServiceOptions options = { .shutdown_grace_ms = 25000 };
+	SflPlatformError error;
+	TestDaemon daemon;
+	HANDLE thread;
+	DWORD fail_with;
+
+	/* not under the SCM: nothing is asked of it */
+	memset(&test_config, 0, sizeof(test_config));
+	sfl_service_win32_set_change_config_func(test_config_change);
+	memset(&error, 0, sizeof(error));
+	CHECK_EQ(sfl_platform_service_configure(&options, &error), SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK_EQ(error.status, SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK_EQ(test_config.calls, 0);
+	CHECK_EQ(sfl_platform_service_configure(NULL, NULL), SFL_PLATFORM_ERR_INVALID);
+
+	sfl_service_win32_set_tick_ms(INFINITE);
+	test_daemon_init(&daemon, 0, false);
+	daemon.before_ready = test_config_before_ready;
+	daemon.before_ready_data = &options;
+	thread = test_daemon_launch(&daemon);
+	CHECK(thread != NULL);
+	CHECK(test_rec_wait_state(SERVICE_RUNNING, 1));
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_STOP, 0, NULL, NULL), NO_ERROR);
+	CHECK(test_daemon_join(&daemon, thread));
+
+	CHECK_EQ(test_config.status, SFL_PLATFORM_OK);
+	CHECK_EQ(test_config.calls, 3);
+	/* the system waits the grace plus the margin at shutdown */
+	CHECK(test_config.preshutdown_seen);
+	CHECK_EQ(test_config.preshutdown_ms, 25000 + SFL_SCM_STOP_MARGIN_MS);
+	/* restart after 5 s, 10 s, 60 s; the count resets after a day */
+	CHECK(test_config.actions_seen);
+	CHECK_EQ(test_config.reset_period, 86400);
+	CHECK_EQ(test_config.n_actions, 3);
+	CHECK_EQ(test_config.actions[0].Type, SC_ACTION_RESTART);
+	CHECK_EQ(test_config.actions[0].Delay, 5000);
+	CHECK_EQ(test_config.actions[1].Type, SC_ACTION_RESTART);
+	CHECK_EQ(test_config.actions[1].Delay, 10000);
+	CHECK_EQ(test_config.actions[2].Type, SC_ACTION_RESTART);
+	CHECK_EQ(test_config.actions[2].Delay, 60000);
+	CHECK(!test_config.command_or_reboot);
+	/* and on a clean exit with an error code too, which is how a fatal error ends */
+	CHECK(test_config.flag_seen);
+	CHECK(test_config.non_crash);
+	/* the drain's wait hint covers the grace as well */
+	CHECK(test_rec_len >= 3);
+	if (test_rec_len >= 3) {
+		test_check_status(&test_rec[2], SERVICE_STOP_PENDING, 0);
+		CHECK_EQ(test_rec[2].dwWaitHint, 25000 + SFL_SCM_STOP_MARGIN_MS);
+	}
+
+	/* a service account that may not change its own config: told, every step still tried */
+	fail_with = ERROR_ACCESS_DENIED;
+	memset(&test_config, 0, sizeof(test_config));
+	test_config.fail_with = fail_with;
+	test_daemon_init(&daemon, 0, false);
+	daemon.before_ready = test_config_before_ready;
+	daemon.before_ready_data = &options;
+	thread = test_daemon_launch(&daemon);
+	CHECK(thread != NULL);
+	CHECK(test_rec_wait_state(SERVICE_RUNNING, 1));
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_STOP, 0, NULL, NULL), NO_ERROR);
+	CHECK(test_daemon_join(&daemon, thread));
+	CHECK_EQ(test_config.status, SFL_PLATFORM_ERR_IO);
+	CHECK_EQ(test_config.error.os_code, ERROR_ACCESS_DENIED);
+	CHECK(test_config.error.access_denied);
+	CHECK(strstr(test_config.error.message, "preshutdown") != NULL);
+	CHECK_EQ(test_config.calls, 3);
+	/* the service ran and stopped as usual */
+	CHECK_EQ(daemon.served, 0);
+	sfl_service_win32_set_change_config_func(NULL);
+}
+
+/* --- the ReportEventW recorder ---------------------------------------------------------------- */
+
+#define TEST_MAX_EVENTS 8
+
+typedef struct {
+	HANDLE source;
+	WORD type;
+	WORD category;
+	DWORD id;
+	WORD n_strings;
+	wchar_t *text; /* malloc()ed copy of the first string */
+} TestEvent;
+
+static TestEvent test_events[TEST_MAX_EVENTS];
+static unsigned test_events_len;
+
+static BOOL WINAPI
+test_report_event(HANDLE source, WORD type, WORD category, DWORD event_id, PSID user_sid,
+		  WORD n_strings, DWORD data_size, LPCWSTR *strings, LPVOID data)
+{
+	TestEvent *ev;
+
+	(void)user_sid;
+	(void)data_size;
+	(void)data;
+	if (test_events_len >= TEST_MAX_EVENTS)
+		return TRUE;
+	ev = &test_events[test_events_len++];
+	ev->source = source;
+	ev->type = type;
+	ev->category = category;
+	ev->id = event_id;
+	ev->n_strings = n_strings;
+	ev->text = n_strings > 0 && strings != NULL ? _wcsdup(strings[0]) : NULL;
+	return TRUE;
+}
+
+static void
+test_events_reset(void)
+{
+	for (unsigned i = 0; i < test_events_len; i++)
+		free(test_events[i].text);
+	memset(test_events, 0, sizeof(test_events));
+	test_events_len = 0;
+}
+
+typedef struct {
+	SflPlatformStatus status[4];
+	char *long_text;
+} TestEventWrites;
+
+static void
+test_event_before_ready(void *data)
+{
+	TestEventWrites *w = data;
+
+	w->status[0] = sfl_platform_event_log_write(SFL_PLATFORM_EVENT_ERROR, "an error", NULL);
+	w->status[1] = sfl_platform_event_log_write(SFL_PLATFORM_EVENT_WARNING,
+						    "level=warning event=\"caf\xc3\xa9\"", NULL);
+	w->status[2] = sfl_platform_event_log_write(SFL_PLATFORM_EVENT_INFO, "info", NULL);
+	w->status[3] = sfl_platform_event_log_write(SFL_PLATFORM_EVENT_INFO, w->long_text, NULL);
+}
+
+static void
+test_event_log(void)
+{
+	TestEventWrites writes;
+	SflPlatformError error;
+	TestDaemon daemon;
+	HANDLE thread;
+	const size_t long_len = 40000;
+
+	test_events_reset();
+	sfl_service_win32_set_report_event_func(test_report_event);
+	/* console mode: stderr is the log */
+	memset(&error, 0, sizeof(error));
+	CHECK_EQ(sfl_platform_event_log_write(SFL_PLATFORM_EVENT_ERROR, "x", &error),
+		 SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK_EQ(error.status, SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK_EQ(test_events_len, 0);
+
+	memset(&writes, 0, sizeof(writes));
+	writes.long_text = malloc(long_len + 1);
+	CHECK(writes.long_text != NULL);
+	if (writes.long_text == NULL)
+		return;
+	memset(writes.long_text, 'a', long_len);
+	writes.long_text[long_len] = '\0';
+	sfl_service_win32_set_tick_ms(INFINITE);
+	test_daemon_init(&daemon, 0, false);
+	daemon.before_ready = test_event_before_ready;
+	daemon.before_ready_data = &writes;
+	thread = test_daemon_launch(&daemon);
+	CHECK(thread != NULL);
+	CHECK(test_rec_wait_state(SERVICE_RUNNING, 1));
+	CHECK_EQ(sfl_service_win32_control_handler(SERVICE_CONTROL_STOP, 0, NULL, NULL), NO_ERROR);
+	CHECK(test_daemon_join(&daemon, thread));
+	free(writes.long_text);
+
+	for (unsigned i = 0; i < 4; i++)
+		CHECK_EQ(writes.status[i], SFL_PLATFORM_OK);
+	CHECK_EQ(test_events_len, 4);
+	if (test_events_len == 4) {
+		static const WORD types[] = { EVENTLOG_ERROR_TYPE, EVENTLOG_WARNING_TYPE,
+					      EVENTLOG_INFORMATION_TYPE,
+					      EVENTLOG_INFORMATION_TYPE };
+
+		for (unsigned i = 0; i < 4; i++) {
+			/* the source RegisterEventSourceW opened; one string for message id 1 */
+			CHECK(test_events[i].source != NULL);
+			CHECK_EQ(test_events[i].type, types[i]);
+			CHECK_EQ(test_events[i].category, 0);
+			CHECK_EQ(test_events[i].id, 1);
+			CHECK_EQ(test_events[i].n_strings, 1);
+			CHECK(test_events[i].text != NULL);
+		}
+		CHECK(test_events[0].text != NULL && wcscmp(test_events[0].text, L"an error") == 0);
+		/* UTF-8 in, UTF-16 out */
+		CHECK(test_events[1].text != NULL &&
+		      wcscmp(test_events[1].text, L"level=warning event=\"caf\u00e9\"") == 0);
+		/* cut to what ReportEventW takes */
+		CHECK(test_events[3].text != NULL && wcslen(test_events[3].text) == 31000);
+	}
+
+	/* the service run is over: the source is closed */
+	test_events_reset();
+	CHECK_EQ(sfl_platform_event_log_write(SFL_PLATFORM_EVENT_ERROR, "late", NULL),
+		 SFL_PLATFORM_ERR_UNSUPPORTED);
+	CHECK_EQ(test_events_len, 0);
+	CHECK_EQ(sfl_platform_event_log_write(SFL_PLATFORM_EVENT_ERROR, NULL, NULL),
+		 SFL_PLATFORM_ERR_INVALID);
+	sfl_service_win32_set_report_event_func(NULL);
+	test_events_reset();
 }
 
 static volatile LONG test_console_calls;
@@ -478,6 +846,12 @@ main(void)
 		{ "outside the SCM notify goes nowhere and there is no watchdog",
 		  test_outside_scm },
 		{ "console mode when not started by the SCM", test_console_fallback },
+		{ "PRESHUTDOWN stops like STOP, exit 0", test_preshutdown },
+		{ "PARAMCHANGE calls the reload handler while RUNNING only", test_paramchange },
+		{ "preshutdown timeout and recovery actions set on the service; refusal reported",
+		  test_configure },
+		{ "Event Log: types, event id 1, UTF-16 text, cut, only under the SCM",
+		  test_event_log },
 	};
 	const unsigned n = (unsigned)(sizeof(cases) / sizeof(cases[0]));
 	int failed = 0;

@@ -307,8 +307,9 @@ def decode(schema_json, payload):
 
 
 def original_line(event):
-    """The line for a decoded event exactly as the original renders it (original-behaviour
-    §0.1): anything json cannot hold, bytes above all, goes through str()."""
+    """The line for a decoded event exactly as the original renders it
+    (docs/differences-from-python.md, "Kept as in the original"): anything json cannot hold, bytes
+    above all, goes through str()."""
     return json.dumps(event, sort_keys=True, default=str)
 
 
@@ -501,7 +502,7 @@ def cases():
     all_null = {f["name"]: None for f in LOGIN_SCHEMA["fields"]}
     all_null.update({"EventDate": 0, "CreatedDate": -1})
     out.append(good_case("login-all-null", LOGIN_SCHEMA, all_null))
-    # wire-facts §1.9 worked example
+    # the worked example of docs/internals/wire-notes.md "Change Data Capture bitmap fields"
     out.append(good_case("cdc-worked-example", ACCOUNT_SCHEMA,
                          account_event(["0x650004E0", "4-0x10", "7-0x06"], [], []), cdc=True))
     out.append(good_case("cdc-odd-digits-and-junk", ACCOUNT_SCHEMA,

@@ -2,7 +2,7 @@
 # Copyright 2026 sf2loki contributors
 # SPDX-License-Identifier: Apache-2.0
 """A stand-in for the Cloud Storage JSON API, its OAuth token endpoint and the metadata server
-(wire-facts §7).
+(docs/internals/wire-notes.md, "Cloud Storage").
 
 usage: gcs_sim.py [--public-key PEM --client-email EMAIL] [--metadata]
 
@@ -69,7 +69,7 @@ class State:
         self.port = 0
 
     def next_generation(self):
-        # grows, not sequential (wire-facts §7.1)
+        # grows, not sequential (docs/internals/wire-notes.md, "Objects")
         self.last_gen += 1000 + (self.last_gen % 7)
         return self.last_gen
 

@@ -52,7 +52,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 SKIP = 77
 PREFIX = "/apis/coordination.k8s.io/v1/namespaces/"
 # MicroTime is parsed with Go's layout 2006-01-02T15:04:05.000000Z07:00 (k8s.io/apimachinery
-# pkg/apis/meta/v1/micro_time.go): exactly six fractional digits (wire-facts §5.2)
+# pkg/apis/meta/v1/micro_time.go): exactly six fractional digits
+# (docs/internals/wire-notes.md, "The Lease body")
 MICRO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$")
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
            409: "Conflict", 422: "Invalid", 500: "InternalError", 503: "ServiceUnavailable",
@@ -60,7 +61,7 @@ REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFo
 
 
 def status_body(code, message, reason=None):
-    # errors are a v1 Status object (wire-facts §5.1)
+    # errors are a v1 Status object (docs/internals/wire-notes.md, "Requests and errors")
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": message, "reason": reason or REASONS.get(code, "Unknown"),
             "details": {}, "code": code}
@@ -83,7 +84,8 @@ class State:
         self.stopping = False
 
     def bump(self):
-        # resourceVersion is opaque; clients may only compare it for equality (wire-facts §5.2)
+        # resourceVersion is opaque; clients may only compare it for equality
+        # (docs/internals/wire-notes.md, "The Lease body")
         self.next_rv += 7
         return str(self.next_rv)
 
@@ -268,7 +270,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         if bad is None and not name:
             bad = (422, "metadata.name: Required value: name or generateName is required")
         if bad is None and (body.get("metadata") or {}).get("resourceVersion"):
-            # the storage layer refuses a create that carries a version (wire-facts §5.1)
+            # the storage layer refuses a create that carries a version
+            # (docs/internals/wire-notes.md, "Requests and errors")
             bad = (500, "resourceVersion should not be set on objects to be created")
         if bad is None and (ns, name) in st.leases:
             bad = (409, f'leases.coordination.k8s.io "{name}" already exists', "AlreadyExists")
@@ -297,13 +300,14 @@ class ApiHandler(BaseHTTPRequestHandler):
         if bad is None and meta.get("name") not in (None, name):
             bad = (400, "the name of the object does not match the name on the URL")
         if bad is None and not rv:
-            # the Lease strategy does not allow unconditional updates (wire-facts §5.1)
+            # the Lease strategy does not allow unconditional updates
+            # (docs/internals/wire-notes.md, "Requests and errors")
             bad = (422, f'Lease.coordination.k8s.io "{name}" is invalid: '
                    "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update")
         current = st.leases.get((ns, name))
         if bad is None and current is None:
             # create-on-update with a stale version: this simulator answers 404, one of the two
-            # outcomes a client must handle (wire-facts §5.1 marks the real answer UNSURE)
+            # outcomes a client must handle (the API documents neither for certain)
             bad = (404, f'leases.coordination.k8s.io "{name}" not found')
         if bad is None and current["metadata"]["resourceVersion"] != rv:
             bad = (409, f'Operation cannot be fulfilled on leases.coordination.k8s.io "{name}": '

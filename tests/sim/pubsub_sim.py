@@ -232,7 +232,8 @@ class Schema:
         return buf.getvalue()
 
     def original_line(self, payload):
-        """The line the Python original writes for the event (original-behaviour §0.1)."""
+        """The line the Python original writes for the event
+        (docs/differences-from-python.md, "Kept as in the original")."""
         datum = avro.io.DatumReader(self.parsed).read(avro.io.BinaryDecoder(io.BytesIO(payload)))
         return json.dumps(datum, sort_keys=True, default=str)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # Copyright 2026 sf2loki contributors
 # SPDX-License-Identifier: Apache-2.0
-"""A stand-in for S3 object PUT/GET/HEAD/DELETE with conditional writes (wire-facts §6).
+"""A stand-in for S3 object PUT/GET/HEAD/DELETE with conditional writes
+(docs/internals/wire-notes.md, "S3").
 
 usage: s3_sim.py [--access-key AK] [--secret-key SK] [--session-token T] [--region R]
                  [--variant aws|ceph|minio-old|no-conditional]

@@ -225,10 +225,11 @@ test_avro_truncated_prefixes(void)
 	}
 }
 
-/* wire-facts §1.9: 0x650004E0 = bits 5 6 7 10 24 26 29 30; 4-0x10 = field 4 child 4; 7-0x06 =
- * field 7 children 1 and 2, mapped onto the AccountChangeEvent-like schema of the vectors.
- * The original's line carries only the raw bitmaps; the names go beside them only with
- * SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE, and to metadata through append_cdc_names(). */
+/* docs/internals/wire-notes.md "Change Data Capture bitmap fields": 0x650004E0 = bits 5 6 7 10 24
+ * 26 29 30; 4-0x10 = field 4 child 4; 7-0x06 = field 7 children 1 and 2, mapped onto the
+ * AccountChangeEvent-like schema of the vectors. The original's line carries only the raw bitmaps;
+ * the names go beside them only with SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE, and to metadata through
+ * append_cdc_names(). */
 static void
 test_avro_cdc_worked_example(void)
 {
@@ -298,8 +299,8 @@ test_avro_cdc_worked_example(void)
 	g_assert_true(json_is_array(json_object_get(header, "diffFieldNames")));
 }
 
-/* wire-facts §1.8: {a: long 27, b: string "foo"} is 36 06 66 6f 6f; trailing bytes are ignored
- * as the original's schemaless reader ignores them */
+/* docs/internals/wire-notes.md "Avro payloads": {a: long 27, b: string "foo"} is 36 06 66 6f 6f;
+ * trailing bytes are ignored as the original's schemaless reader ignores them */
 static void
 test_avro_spec_vector(void)
 {

@@ -904,7 +904,7 @@ test_file_crash_safety(Fixture *fx, gconstpointer data)
  * A file system without working locks (NFS without lockd): the lock call itself fails with
  * ENOLCK, EOPNOTSUPP or ENOSYS. The platform layer's contract for that is played by a fake
  * lock function; the store must commit all the same, warn once naming the path, stop asking,
- * and still refuse a stale epoch (original §4.2). Any other lock error stays an error.
+ * and still refuse a stale epoch (docs/deployment/state.md). Any other lock error stays an error.
  */
 static gint fake_lock_errno;
 static gint fake_lock_calls;

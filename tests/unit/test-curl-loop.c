@@ -46,25 +46,42 @@ iterate_until(const gboolean *flag, guint seconds)
 	return *flag;
 }
 
+/* a TCP socket listening on a free loopback port; its address in *@bound */
+static GSocket *
+loopback_listener(GSocketAddress **bound)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
+	g_autoptr(GSocketAddress) any = g_inet_socket_address_new(loopback, 0);
+	GSocket *listener = g_socket_new(G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
+					 G_SOCKET_PROTOCOL_TCP, &error);
+
+	g_assert_no_error(error);
+	g_assert_true(g_socket_bind(listener, any, TRUE, &error));
+	g_assert_true(g_socket_listen(listener, &error));
+	*bound = g_socket_get_local_address(listener, &error);
+	g_assert_no_error(error);
+	return listener;
+}
+
+/* http://127.0.0.1:PORT@path for a listener's address */
+static gchar *
+loopback_url(GSocketAddress *bound, const gchar *path)
+{
+	return g_strdup_printf("http://127.0.0.1:%u%s",
+			       g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound)), path);
+}
+
 /* a connected loopback TCP pair */
 static void
 socket_pair(GSocket **out_a, GSocket **out_b)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
-	g_autoptr(GSocketAddress) any = g_inet_socket_address_new(loopback, 0);
-	g_autoptr(GSocket) listener = NULL;
 	g_autoptr(GSocketAddress) bound = NULL;
+	g_autoptr(GSocket) listener = loopback_listener(&bound);
 	GSocket *a;
 	GSocket *b;
 
-	listener = g_socket_new(G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP,
-				&error);
-	g_assert_no_error(error);
-	g_assert_true(g_socket_bind(listener, any, TRUE, &error));
-	g_assert_true(g_socket_listen(listener, &error));
-	bound = g_socket_get_local_address(listener, &error);
-	g_assert_no_error(error);
 	a = g_socket_new(G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &error);
 	g_assert_no_error(error);
 	g_assert_true(g_socket_connect(a, bound, NULL, &error));
@@ -102,6 +119,25 @@ record_cb(GIOCondition ready, gpointer user_data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* a socket source on @sock for @condition reporting to @seen, not attached yet */
+static GSource *
+watch_new(GSocket *sock, GIOCondition condition, Seen *seen)
+{
+	g_autoptr(GError) error = NULL;
+	GSource *source = sfl_socket_source_new(g_socket_get_fd(sock), condition, &error);
+
+	g_assert_no_error(error);
+	g_source_set_callback(source, (GSourceFunc)(void (*)(void))record_cb, seen, NULL);
+	return source;
+}
+
+static void
+watch_free(GSource *source)
+{
+	g_source_destroy(source);
+	g_source_unref(source);
+}
+
 /* data signalled once and left unread is reported again, however edge-like the OS is */
 static void
 test_unread_input_reported_again(void)
@@ -114,14 +150,11 @@ test_unread_input_reported_again(void)
 
 	socket_pair(&a, &b);
 	g_assert_cmpint(g_socket_send(b, "hello", 5, NULL, &error), ==, 5);
-	source = sfl_socket_source_new(g_socket_get_fd(a), G_IO_IN, &error);
-	g_assert_no_error(error);
-	g_source_set_callback(source, (GSourceFunc)(void (*)(void))record_cb, &seen, NULL);
+	source = watch_new(a, G_IO_IN, &seen);
 	g_source_attach(source, NULL);
 	g_assert_true(iterate_until(&seen.enough, 10));
 	g_assert_true(seen.seen & G_IO_IN);
-	g_source_destroy(source);
-	g_source_unref(source);
+	watch_free(source);
 }
 
 /* a writable socket stays reported while output is wanted, not only after a blocked send */
@@ -130,19 +163,15 @@ test_writable_reported_while_wanted(void)
 {
 	g_autoptr(GSocket) a = NULL;
 	g_autoptr(GSocket) b = NULL;
-	g_autoptr(GError) error = NULL;
 	Seen seen = { .want_calls = 5 };
 	GSource *source;
 
 	socket_pair(&a, &b);
-	source = sfl_socket_source_new(g_socket_get_fd(a), G_IO_OUT, &error);
-	g_assert_no_error(error);
-	g_source_set_callback(source, (GSourceFunc)(void (*)(void))record_cb, &seen, NULL);
+	source = watch_new(a, G_IO_OUT, &seen);
 	g_source_attach(source, NULL);
 	g_assert_true(iterate_until(&seen.enough, 10));
 	g_assert_cmpint(seen.seen & G_IO_OUT, ==, G_IO_OUT);
-	g_source_destroy(source);
-	g_source_unref(source);
+	watch_free(source);
 }
 
 /* once consumed, input is not reported until more arrives; changing the condition sticks */
@@ -158,11 +187,9 @@ test_quiet_until_new_input(void)
 	GSource *pause;
 
 	socket_pair(&a, &b);
-	source = sfl_socket_source_new(g_socket_get_fd(a), G_IO_OUT, &error);
-	g_assert_no_error(error);
+	source = watch_new(a, G_IO_OUT, &seen);
 	sfl_socket_source_set_condition(source, G_IO_IN);
 	seen.drain = a;
-	g_source_set_callback(source, (GSourceFunc)(void (*)(void))record_cb, &seen, NULL);
 	g_source_attach(source, NULL);
 
 	/* nothing to read and output no longer wanted: no call within a short wait */
@@ -177,8 +204,7 @@ test_quiet_until_new_input(void)
 	g_assert_true(iterate_until(&seen.enough, 10));
 	g_assert_cmpuint(seen.calls, ==, 1);
 	g_assert_cmpint(seen.seen, ==, G_IO_IN);
-	g_source_destroy(source);
-	g_source_unref(source);
+	watch_free(source);
 }
 
 /* --- the curl loop against a blocking HTTP server thread ------------------------------------ */
@@ -318,8 +344,6 @@ static void
 test_loop_moves_large_bodies(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
-	g_autoptr(GSocketAddress) any = g_inet_socket_address_new(loopback, 0);
 	g_autoptr(GSocketAddress) bound = NULL;
 	g_autoptr(SflCurlLoop) loop = sfl_curl_loop_new();
 	g_autofree guint8 *body = g_malloc(UPLOAD_BYTES);
@@ -331,15 +355,8 @@ test_loop_moves_large_bodies(void)
 	guint32 sum;
 	gint64 started;
 
-	server.listener = g_socket_new(G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
-				       G_SOCKET_PROTOCOL_TCP, &error);
-	g_assert_no_error(error);
-	g_assert_true(g_socket_bind(server.listener, any, TRUE, &error));
-	g_assert_true(g_socket_listen(server.listener, &error));
-	bound = g_socket_get_local_address(server.listener, &error);
-	g_assert_no_error(error);
-	url = g_strdup_printf("http://127.0.0.1:%u/upload",
-			      g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound)));
+	server.listener = loopback_listener(&bound);
+	url = loopback_url(bound, "/upload");
 	thread = g_thread_new("server", server_thread, &server);
 
 	for (gsize i = 0; i < UPLOAD_BYTES; i++)
@@ -483,8 +500,6 @@ static void
 test_loop_keepalive_requests(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
-	g_autoptr(GSocketAddress) any = g_inet_socket_address_new(loopback, 0);
 	g_autoptr(GSocketAddress) bound = NULL;
 	g_autoptr(SflCurlLoop) loop = sfl_curl_loop_new();
 	g_autofree gchar *url = NULL;
@@ -493,15 +508,8 @@ test_loop_keepalive_requests(void)
 	KeepAliveClient client = { 0 };
 	GThread *thread;
 
-	server.listener = g_socket_new(G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM,
-				       G_SOCKET_PROTOCOL_TCP, &error);
-	g_assert_no_error(error);
-	g_assert_true(g_socket_bind(server.listener, any, TRUE, &error));
-	g_assert_true(g_socket_listen(server.listener, &error));
-	bound = g_socket_get_local_address(server.listener, &error);
-	g_assert_no_error(error);
-	url = g_strdup_printf("http://127.0.0.1:%u/push",
-			      g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound)));
+	server.listener = loopback_listener(&bound);
+	url = loopback_url(bound, "/push");
 	thread = g_thread_new("keepalive-server", keepalive_server_thread, &server);
 
 	client.loop = loop;

@@ -12,12 +12,14 @@
 #include "sfl-pipeline-private.h"
 #include "sfl-pipeline.h"
 #include "sfl-test-coordinator.h"
+#include "sfl-test-sink.h"
 
 /*
- * The egress governor (original-behaviour §10.5) on the fake clock: first on its own, driving
- * admissions by hand, then inside a pipeline with a sink that accepts everything. Time moves
- * only when a test advances the clock. Warnings and errors are part of the contract here: a
- * log writer records them, and each test asserts the ones it expects.
+ * The egress governor (docs/internals/pipeline.md, "Egress governor") on the fake clock: first on
+ * its own, driving admissions by hand, then inside a pipeline with the fake sink of
+ * tests/common/sfl-test-sink.h, unscripted so it accepts everything. Time moves only when a test
+ * advances the clock. Warnings and errors are part of the contract here: a log writer records them,
+ * and each test asserts the ones it expects.
  */
 
 /* 2023-11-14 22:13:20 UTC: midnight is 6400 s away */
@@ -67,92 +69,6 @@ logged_count(const gchar *prefix, const gchar *needle)
 	return n;
 }
 
-/* --- a sink that accepts everything --------------------------------------------------------- */
-
-typedef struct {
-	GPtrArray *lines; /* gchar* */
-	gint64 at_usec;	  /* fake monotonic time of the push */
-} TestPush;
-
-#define TEST_TYPE_SINK (test_sink_get_type())
-G_DECLARE_FINAL_TYPE(TestSink, test_sink, TEST, SINK, SflSink)
-
-struct _TestSink {
-	SflSink parent_instance;
-	SflClock *clock;
-	GPtrArray *pushes;    /* TestPush */
-	GHashTable *accepted; /* line -> times accepted */
-};
-
-G_DEFINE_TYPE(TestSink, test_sink, SFL_TYPE_SINK)
-
-static void
-test_push_free(TestPush *push)
-{
-	g_ptr_array_unref(push->lines);
-	g_free(push);
-}
-
-static void
-test_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
-		     GAsyncReadyCallback callback, gpointer user_data)
-{
-	TestSink *self = TEST_SINK(sink);
-	g_autoptr(GTask) task = g_task_new(self, cancellable, callback, user_data);
-	TestPush *push = g_new0(TestPush, 1);
-
-	push->lines = g_ptr_array_new_with_free_func(g_free);
-	push->at_usec = sfl_clock_monotonic_usec(self->clock);
-	for (guint i = 0; i < sfl_batch_get_length(batch); i++) {
-		const gchar *line = sfl_batch_get(batch, i)->line;
-		gpointer n = g_hash_table_lookup(self->accepted, line);
-		g_ptr_array_add(push->lines, g_strdup(line));
-		g_hash_table_insert(self->accepted, g_strdup(line),
-				    GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
-	}
-	g_ptr_array_add(self->pushes, push);
-	g_task_return_pointer(task, sfl_sink_result_new(SFL_SINK_OK),
-			      (GDestroyNotify)sfl_sink_result_free);
-}
-
-static SflSinkResult *
-test_sink_push_finish(SflSink *sink, GAsyncResult *result, GError **error)
-{
-	return g_task_propagate_pointer(G_TASK(result), error);
-}
-
-static void
-test_sink_finalize(GObject *object)
-{
-	TestSink *self = TEST_SINK(object);
-
-	g_ptr_array_unref(self->pushes);
-	g_hash_table_unref(self->accepted);
-	sfl_clock_unref(self->clock);
-	G_OBJECT_CLASS(test_sink_parent_class)->finalize(object);
-}
-
-static void
-test_sink_class_init(TestSinkClass *klass)
-{
-	G_OBJECT_CLASS(klass)->finalize = test_sink_finalize;
-	SFL_SINK_CLASS(klass)->push_async = test_sink_push_async;
-	SFL_SINK_CLASS(klass)->push_finish = test_sink_push_finish;
-}
-
-static void
-test_sink_init(TestSink *self)
-{
-	self->pushes = g_ptr_array_new_with_free_func((GDestroyNotify)test_push_free);
-	self->accepted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-}
-
-static guint
-test_sink_accepted(TestSink *self, const gchar *line)
-{
-	return GPOINTER_TO_UINT(g_hash_table_lookup(self->accepted, line));
-}
-
 /* --- fixture -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -163,7 +79,7 @@ typedef struct {
 	SflLokiEgressConfig config;
 	SflEgress *egress;
 	/* the pipeline tests */
-	TestSink *sink;
+	SflTestSink *sink;
 	SflLabelsInterner *interner;
 	SflLabels *labels;
 	SflLokiBatchConfig batch;
@@ -184,8 +100,7 @@ fx_setup(Fixture *fx, gconstpointer data)
 	fx->store = sfl_memory_store_new(fx->backing);
 	fx->metrics = sfl_metrics_new();
 	fx->config.budget_action = SFL_BUDGET_ACTION_PAUSE;
-	fx->sink = g_object_new(TEST_TYPE_SINK, NULL);
-	fx->sink->clock = sfl_clock_ref(fx->clock);
+	fx->sink = sfl_test_sink_new(fx->clock);
 	fx->interner = sfl_labels_interner_new();
 	fx->labels = sfl_labels_intern(fx->interner, &pair, 1, &error);
 	g_assert_no_error(error);
@@ -751,7 +666,7 @@ test_pipeline_budget_drop(Fixture *fx, gconstpointer data)
 	fx_advance(fx, SEC);
 	FX_WAIT_FOR(fx->commits->len == 2);
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "small"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "small"), ==, 1);
 }
 
 /* SFL-0004 through the pipeline: both lanes pause on the shared budget and both resume */
@@ -781,8 +696,8 @@ test_pipeline_pause_both_lanes(Fixture *fx, gconstpointer data)
 	fx_advance(fx, TO_MIDNIGHT - 2 * SEC);
 	FX_WAIT_FOR(fx->commits->len == 3);
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 3);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "b"), ==, 1);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "c"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "b"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "c"), ==, 1);
 	g_assert_false(sfl_egress_is_paused(fx->egress));
 	g_assert_cmpfloat(fx_gauge(fx, "sf2loki_egress_paused"), ==, 0);
 	stream_key = fx_committed(fx, "s");
@@ -845,16 +760,17 @@ test_pipeline_capped_delivers_all(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx_counters(fx).pushed_entries, ==, n);
 	for (guint i = 0; i < n; i++) {
 		g_autofree gchar *line = g_strdup_printf("line-%03u", i);
-		g_assert_cmpuint(test_sink_accepted(fx->sink, line), ==, 1);
+		g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, line), ==, 1);
 	}
 	/* 100 lines at 10/s, the first second's worth at once: the last push waited >= 9 s */
-	g_assert_cmpint(((TestPush *)g_ptr_array_index(fx->sink->pushes, fx->sink->pushes->len - 1))
-					->at_usec -
-				start,
-			>=, 9 * SEC);
+	g_assert_cmpint(
+		((SflTestPush *)g_ptr_array_index(fx->sink->pushes, fx->sink->pushes->len - 1))
+				->at_usec -
+			start,
+		>=, 9 * SEC);
 	for (guint i = 1; i < fx->sink->pushes->len; i++) {
-		TestPush *prev = fx->sink->pushes->pdata[i - 1];
-		TestPush *push = fx->sink->pushes->pdata[i];
+		SflTestPush *prev = fx->sink->pushes->pdata[i - 1];
+		SflTestPush *push = fx->sink->pushes->pdata[i];
 		/* after the first second, no two 10-line batches go out less than 1 s apart */
 		if (i >= 2)
 			g_assert_cmpint(push->at_usec - prev->at_usec, >=, SEC * 9 / 10);

@@ -712,10 +712,10 @@ test_acquire_read_error_backs_off(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 5);
 }
 
-/* --- SFL-0057: the branches the original left untested ------------------------------------- */
+/* --- lease write and read errors, corrupt lease content (SFL-0057) --------------------------- */
 
 static void
-test_sfl0057_acquire_write_error_retries(Fixture *f, gconstpointer user_data)
+test_write_error_acquire_retries(Fixture *f, gconstpointer user_data)
 {
 	f->io->fail_writes = 1;
 	fixture_start(f);
@@ -735,7 +735,7 @@ test_sfl0057_acquire_write_error_retries(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0057_acquire_verify_cannot_tell(Fixture *f, gconstpointer user_data)
+test_read_error_acquire_verify_is_lost_race(Fixture *f, gconstpointer user_data)
 {
 	fixture_start(f);
 	g_assert_cmpuint(f->io->writes, ==, 1);
@@ -759,7 +759,7 @@ test_sfl0057_acquire_verify_cannot_tell(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0057_hold_verify_cannot_tell(Fixture *f, gconstpointer user_data)
+test_read_error_hold_verify_recontests(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
 	/* the lease vanished and the verify read cannot tell: nothing of ours is left to renew */
@@ -791,7 +791,7 @@ test_sfl0057_hold_verify_cannot_tell(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0057_hold_write_error_keeps_leadership(Fixture *f, gconstpointer user_data)
+test_write_error_hold_keeps_leadership(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
 	f->io->fail_writes = 2;
@@ -819,7 +819,7 @@ test_sfl0057_hold_write_error_keeps_leadership(Fixture *f, gconstpointer user_da
 }
 
 static void
-test_sfl0057_write_failure_only_ends_on_cancel(Fixture *f, gconstpointer user_data)
+test_write_error_hold_ends_only_on_stop(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
 	f->io->fail_writes = 1;
@@ -892,7 +892,7 @@ static const CorruptCase corrupt_cases[] = {
 };
 
 static void
-test_sfl0057_corrupt(Fixture *f, gconstpointer user_data)
+test_corrupt_content(Fixture *f, gconstpointer user_data)
 {
 	const CorruptCase *c = user_data;
 
@@ -911,10 +911,10 @@ test_sfl0057_corrupt(Fixture *f, gconstpointer user_data)
 	assert_disk(f, ME, WALL_START + c->claim_at + TTL, c->epoch);
 }
 
-/* --- SFL-0012: no blind rewrite of a lease we cannot confirm ------------------------------- */
+/* --- unreadable lease: no blind rewrite of a lease we cannot confirm (SFL-0012) -------------- */
 
 static void
-test_sfl0012_both_reads_fail_past_ttl(Fixture *f, gconstpointer user_data)
+test_read_error_past_ttl_surrenders_unwritten(Fixture *f, gconstpointer user_data)
 {
 	g_autoptr(GBytes) foreign = NULL;
 	guint writes;
@@ -952,7 +952,7 @@ test_sfl0012_both_reads_fail_past_ttl(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0012_past_ttl_skips_verify(Fixture *f, gconstpointer user_data)
+test_read_error_past_ttl_skips_verify(Fixture *f, gconstpointer user_data)
 {
 	guint reads;
 	guint writes;
@@ -975,7 +975,7 @@ test_sfl0012_past_ttl_skips_verify(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0012_frozen_past_ttl(Fixture *f, gconstpointer user_data)
+test_read_error_frozen_past_ttl(Fixture *f, gconstpointer user_data)
 {
 	guint reads;
 	guint writes;
@@ -996,7 +996,7 @@ test_sfl0012_frozen_past_ttl(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0012_two_failures_within_ttl_renew(Fixture *f, gconstpointer user_data)
+test_read_error_two_within_ttl_renew(Fixture *f, gconstpointer user_data)
 {
 	start_leader(f);
 	f->io->fail_reads = 2;
@@ -1011,10 +1011,10 @@ test_sfl0012_two_failures_within_ttl_renew(Fixture *f, gconstpointer user_data)
 	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 }
 
-/* --- SFL-0015: the epoch never falls below what the store recorded ------------------------ */
+/* --- epoch floor: never below what the store recorded (SFL-0015) ----------------------------- */
 
 static void
-test_sfl0015_store_7_absent_lease(Fixture *f, gconstpointer user_data)
+test_epoch_floor_store_7_absent_lease(Fixture *f, gconstpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflStateDoc) doc = NULL;
@@ -1038,7 +1038,7 @@ test_sfl0015_store_7_absent_lease(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0015_without_floor_is_fenced(Fixture *f, gconstpointer user_data)
+test_epoch_floor_without_floor_is_fenced(Fixture *f, gconstpointer user_data)
 {
 	g_autoptr(GError) error = NULL;
 
@@ -1054,7 +1054,7 @@ test_sfl0015_without_floor_is_fenced(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0015_store_7_corrupt_lease(Fixture *f, gconstpointer user_data)
+test_epoch_floor_store_7_corrupt_lease(Fixture *f, gconstpointer user_data)
 {
 	store_seed_epoch(f, "7");
 	disk_set_raw(f, "{\"holder\": \"replica-a\", \"expires_at\": ");
@@ -1067,7 +1067,7 @@ test_sfl0015_store_7_corrupt_lease(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0015_lease_9_store_3(Fixture *f, gconstpointer user_data)
+test_epoch_floor_lease_9_store_3(Fixture *f, gconstpointer user_data)
 {
 	store_seed_epoch(f, "3");
 	disk_set(f, OTHER, WALL_START - SEC, 9);
@@ -1080,7 +1080,7 @@ test_sfl0015_lease_9_store_3(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0015_failing_floor(Fixture *f, gconstpointer user_data)
+test_epoch_floor_failing_floor(Fixture *f, gconstpointer user_data)
 {
 	disk_set(f, OTHER, WALL_START - SEC, 9);
 	fixture_create(f);
@@ -1093,7 +1093,7 @@ test_sfl0015_failing_floor(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0015_no_floor(Fixture *f, gconstpointer user_data)
+test_epoch_floor_no_floor(Fixture *f, gconstpointer user_data)
 {
 	disk_set(f, OTHER, WALL_START - SEC, 9);
 	fixture_start(f);
@@ -1103,7 +1103,7 @@ test_sfl0015_no_floor(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_sfl0015_floor_every_attempt(Fixture *f, gconstpointer user_data)
+test_epoch_floor_floor_every_attempt(Fixture *f, gconstpointer user_data)
 {
 	store_seed_epoch(f, "7");
 	f->io->fail_writes = 1;
@@ -2038,6 +2038,45 @@ test_race_real_file(FileFixture *ff, gconstpointer user_data)
 	}
 }
 
+/* --- the coordinator contract (tests/common/sfl-test-coordinator.h) ---------------------- */
+
+static void
+contract_start(gpointer fixture)
+{
+	Fixture *f = fixture;
+	SflCoordinator *coord =
+		sfl_file_lease_coordinator_new(NULL, TTL, RENEW, ME, f->clock, SFL_LEASE_IO(f->io));
+
+	sfl_test_coord_use_floor(&f->c, coord);
+	sfl_test_coord_start(&f->c, coord);
+}
+
+static guint
+contract_writes(gpointer fixture)
+{
+	return ((Fixture *)fixture)->io->writes;
+}
+
+/* another replica's lease, expired a second before the start */
+static void
+contract_seed_claimable(gpointer fixture, guint64 epoch)
+{
+	disk_set(fixture, OTHER, WALL_START - SEC, epoch);
+}
+
+static const SflTestCoordContract contract = {
+	.prefix = "/sfl/file-lease",
+	.fixture_size = sizeof(Fixture),
+	.setup = (void (*)(gpointer, gconstpointer))fixture_setup,
+	.teardown = (void (*)(gpointer, gconstpointer))fixture_teardown,
+	.coord_offset = G_STRUCT_OFFSET(Fixture, c),
+	.time_offset = G_STRUCT_OFFSET(Fixture, time),
+	.start = contract_start,
+	.writes = contract_writes,
+	.seed_claimable = contract_seed_claimable,
+	.retake_usec = TTL + 2 * RENEW,
+};
+
 int
 main(int argc, char **argv)
 {
@@ -2060,36 +2099,39 @@ main(int argc, char **argv)
 	ADD("/sfl/file-lease/acquire/lost-race", test_acquire_lost_race);
 	ADD("/sfl/file-lease/acquire/twin-same-holder", test_acquire_twin_same_holder);
 	ADD("/sfl/file-lease/acquire/read-error-backs-off", test_acquire_read_error_backs_off);
-	ADD("/sfl/file-lease/sfl-0057/acquire-write-error-retries",
-	    test_sfl0057_acquire_write_error_retries);
-	ADD("/sfl/file-lease/sfl-0057/acquire-verify-cannot-tell",
-	    test_sfl0057_acquire_verify_cannot_tell);
-	ADD("/sfl/file-lease/sfl-0057/hold-verify-cannot-tell",
-	    test_sfl0057_hold_verify_cannot_tell);
-	ADD("/sfl/file-lease/sfl-0057/hold-write-error-keeps-leadership",
-	    test_sfl0057_hold_write_error_keeps_leadership);
-	ADD("/sfl/file-lease/sfl-0057/write-failure-only-ends-on-cancel",
-	    test_sfl0057_write_failure_only_ends_on_cancel);
+	ADD("/sfl/file-lease/write-errors/acquire-retries", test_write_error_acquire_retries);
+	ADD("/sfl/file-lease/read-errors/acquire-verify-is-lost-race",
+	    test_read_error_acquire_verify_is_lost_race);
+	ADD("/sfl/file-lease/read-errors/hold-verify-recontests",
+	    test_read_error_hold_verify_recontests);
+	ADD("/sfl/file-lease/write-errors/hold-keeps-leadership",
+	    test_write_error_hold_keeps_leadership);
+	ADD("/sfl/file-lease/write-errors/hold-ends-only-on-stop",
+	    test_write_error_hold_ends_only_on_stop);
 	for (guint i = 0; i < G_N_ELEMENTS(corrupt_cases); i++) {
-		g_autofree gchar *path = g_strdup_printf("/sfl/file-lease/sfl-0057/corrupt/%s",
+		g_autofree gchar *path = g_strdup_printf("/sfl/file-lease/corrupt-content/%s",
 							 corrupt_cases[i].name);
-		g_test_add(path, Fixture, &corrupt_cases[i], fixture_setup, test_sfl0057_corrupt,
+		g_test_add(path, Fixture, &corrupt_cases[i], fixture_setup, test_corrupt_content,
 			   fixture_teardown);
 	}
-	ADD("/sfl/file-lease/sfl-0012/both-reads-fail-past-ttl",
-	    test_sfl0012_both_reads_fail_past_ttl);
-	ADD("/sfl/file-lease/sfl-0012/past-ttl-skips-verify", test_sfl0012_past_ttl_skips_verify);
-	ADD("/sfl/file-lease/sfl-0012/frozen-past-ttl", test_sfl0012_frozen_past_ttl);
-	ADD("/sfl/file-lease/sfl-0012/two-failures-within-ttl-renew",
-	    test_sfl0012_two_failures_within_ttl_renew);
-	ADD("/sfl/file-lease/sfl-0015/store-7-absent-lease", test_sfl0015_store_7_absent_lease);
-	ADD("/sfl/file-lease/sfl-0015/without-floor-is-fenced",
-	    test_sfl0015_without_floor_is_fenced);
-	ADD("/sfl/file-lease/sfl-0015/store-7-corrupt-lease", test_sfl0015_store_7_corrupt_lease);
-	ADD("/sfl/file-lease/sfl-0015/lease-9-store-3", test_sfl0015_lease_9_store_3);
-	ADD("/sfl/file-lease/sfl-0015/failing-floor", test_sfl0015_failing_floor);
-	ADD("/sfl/file-lease/sfl-0015/no-floor", test_sfl0015_no_floor);
-	ADD("/sfl/file-lease/sfl-0015/floor-every-attempt", test_sfl0015_floor_every_attempt);
+	ADD("/sfl/file-lease/read-errors/past-ttl-surrenders-unwritten",
+	    test_read_error_past_ttl_surrenders_unwritten);
+	ADD("/sfl/file-lease/read-errors/past-ttl-skips-verify",
+	    test_read_error_past_ttl_skips_verify);
+	ADD("/sfl/file-lease/read-errors/frozen-past-ttl", test_read_error_frozen_past_ttl);
+	ADD("/sfl/file-lease/read-errors/two-within-ttl-renew",
+	    test_read_error_two_within_ttl_renew);
+	ADD("/sfl/file-lease/epoch-floor/store-7-absent-lease",
+	    test_epoch_floor_store_7_absent_lease);
+	ADD("/sfl/file-lease/epoch-floor/without-floor-is-fenced",
+	    test_epoch_floor_without_floor_is_fenced);
+	ADD("/sfl/file-lease/epoch-floor/store-7-corrupt-lease",
+	    test_epoch_floor_store_7_corrupt_lease);
+	ADD("/sfl/file-lease/epoch-floor/lease-9-store-3", test_epoch_floor_lease_9_store_3);
+	ADD("/sfl/file-lease/epoch-floor/failing-floor", test_epoch_floor_failing_floor);
+	ADD("/sfl/file-lease/epoch-floor/no-floor", test_epoch_floor_no_floor);
+	ADD("/sfl/file-lease/epoch-floor/floor-every-attempt",
+	    test_epoch_floor_floor_every_attempt);
 	ADD("/sfl/file-lease/epoch/never-lowered", test_epoch_never_lowered);
 	ADD("/sfl/file-lease/hold/renews", test_hold_renews);
 	ADD("/sfl/file-lease/hold/foreign-holder", test_hold_foreign_holder);
@@ -2115,6 +2157,7 @@ main(int argc, char **argv)
 	ADD("/sfl/file-lease/io/deadline", test_io_deadline);
 	ADD("/sfl/file-lease/io/cancel", test_io_cancel);
 #undef ADD
+	sfl_test_coord_contract_add(&contract);
 	g_test_add("/sfl/file-lease/io/file-roundtrip", FileFixture, NULL, file_fixture_setup,
 		   test_io_file_roundtrip, file_fixture_teardown);
 	g_test_add("/sfl/file-lease/io/file-deadline", FileFixture, NULL, file_fixture_setup,

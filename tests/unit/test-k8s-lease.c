@@ -407,17 +407,6 @@ test_recreated_lease_floor(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_failing_floor(Fixture *f, gconstpointer user_data)
-{
-	server_put(f->api, "", 30, 4, TRUE);
-	f->c.floor_fails = TRUE;
-	fixture_start(f);
-	advance_until(f, is_leader(f), SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 5);
-	g_assert_cmpuint(count_warnings("cannot read the epoch floor"), ==, 1);
-}
-
-static void
 test_acquire_write_error_backs_off(Fixture *f, gconstpointer user_data)
 {
 	f->api->fail_writes = 1;
@@ -655,21 +644,6 @@ test_renew_slow_write_cap(Fixture *f, gconstpointer user_data)
 }
 
 static void
-test_stop_during_floor(Fixture *f, gconstpointer user_data)
-{
-	f->c.floor_hangs = TRUE;
-	fixture_start(f);
-	g_assert_nonnull(f->c.floor_hung);
-	fixture_stop(f);
-	/* the store answers after the stop: ignored, nothing written */
-	g_task_return_boolean(f->c.floor_hung, TRUE);
-	g_clear_object(&f->c.floor_hung);
-	drain(f);
-	g_assert_cmpuint(f->api->writes, ==, 0);
-	g_assert_cmpuint(f->c.acquired, ==, 0);
-}
-
-static void
 test_renew_unconfirmed_reads(Fixture *f, gconstpointer user_data)
 {
 	start_leading(f);
@@ -705,19 +679,6 @@ test_fence_lapses(Fixture *f, gconstpointer user_data)
 	g_assert_true(sfl_coordinator_check_fence(f->c.coord));
 	advance(f, 2 * STEP);
 	g_assert_false(sfl_coordinator_check_fence(f->c.coord));
-}
-
-static void
-test_demote(Fixture *f, gconstpointer user_data)
-{
-	start_leading(f);
-	sfl_coordinator_demote(f->c.coord);
-	drain(f);
-	g_assert_false(is_leader(f));
-	g_assert_cmpuint(f->c.lost, ==, 1);
-	/* our last write goes stale, then we take over again with a higher epoch */
-	advance_until(f, is_leader(f), DURATION + 2 * RENEW);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 2);
 }
 
 /* a read of the abandoned chain that completes after a demote changes nothing */
@@ -1318,6 +1279,40 @@ test_cas_object_backend(Fixture *f, gconstpointer user_data)
 	g_clear_object(&b.coord);
 }
 
+/* --- the coordinator contract (tests/common/sfl-test-coordinator.h) ---------------------- */
+
+static void
+contract_start(gpointer fixture)
+{
+	fixture_start(fixture);
+}
+
+static guint
+contract_writes(gpointer fixture)
+{
+	return ((Fixture *)fixture)->api->writes;
+}
+
+/* no holder and a renewal long ago: claimable, and the next epoch is @epoch + 1 */
+static void
+contract_seed_claimable(gpointer fixture, guint64 epoch)
+{
+	server_put(((Fixture *)fixture)->api, "", 30, (gint64)epoch, TRUE);
+}
+
+static const SflTestCoordContract contract = {
+	.prefix = "/sfl/k8s-lease",
+	.fixture_size = sizeof(Fixture),
+	.setup = (void (*)(gpointer, gconstpointer))fixture_setup,
+	.teardown = (void (*)(gpointer, gconstpointer))fixture_teardown,
+	.coord_offset = G_STRUCT_OFFSET(Fixture, c),
+	.time_offset = G_STRUCT_OFFSET(Fixture, time),
+	.start = contract_start,
+	.writes = contract_writes,
+	.seed_claimable = contract_seed_claimable,
+	.retake_usec = DURATION + 2 * RENEW,
+};
+
 int
 main(int argc, char **argv)
 {
@@ -1332,7 +1327,6 @@ main(int argc, char **argv)
 	ADD("/sfl/k8s-lease/acquire/unset-transitions", test_unset_transitions);
 	ADD("/sfl/k8s-lease/acquire/unset-transitions-floor", test_unset_transitions_floor);
 	ADD("/sfl/k8s-lease/acquire/recreated-lease-floor", test_recreated_lease_floor);
-	ADD("/sfl/k8s-lease/acquire/failing-floor", test_failing_floor);
 	ADD("/sfl/k8s-lease/acquire/write-error-backs-off", test_acquire_write_error_backs_off);
 	ADD("/sfl/k8s-lease/acquire/lost-race", test_acquire_lost_race);
 	ADD("/sfl/k8s-lease/acquire/create-conflict", test_acquire_create_conflict);
@@ -1351,16 +1345,15 @@ main(int argc, char **argv)
 	ADD("/sfl/k8s-lease/hold/slow-read-cap", test_renew_slow_read_cap);
 	ADD("/sfl/k8s-lease/hold/without-version", test_renew_without_version);
 	ADD("/sfl/k8s-lease/hold/slow-write-cap", test_renew_slow_write_cap);
-	ADD("/sfl/k8s-lease/stop/during-floor", test_stop_during_floor);
 	ADD("/sfl/k8s-lease/hold/stalled", test_stalled_process);
 	ADD("/sfl/k8s-lease/hold/fence-lapses", test_fence_lapses);
-	ADD("/sfl/k8s-lease/demote", test_demote);
 	ADD("/sfl/k8s-lease/demote-during-read", test_demote_during_read);
 	ADD("/sfl/k8s-lease/stop/releases", test_stop_releases);
 	ADD("/sfl/k8s-lease/stop/release-fails", test_stop_release_fails);
 	ADD("/sfl/k8s-lease/stop/standby", test_stop_standby_no_write);
 	ADD("/sfl/cas-lease/object-backend", test_cas_object_backend);
 #undef ADD
+	sfl_test_coord_contract_add(&contract);
 	g_test_add_func("/sfl/k8s-lease/json", test_json);
 	g_test_add("/sfl/k8s-lease/client/in-cluster", Dir, NULL, dir_setup, test_in_cluster,
 		   dir_teardown);

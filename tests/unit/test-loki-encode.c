@@ -590,7 +590,8 @@ test_hex(const gchar *hex)
 static void
 test_protobuf_vector(void)
 {
-	/* wire-facts §3.9: encoded with protoc against Loki's own push.proto */
+	/* docs/internals/wire-notes.md "Test vector": encoded with protoc against Loki's own
+	 * push.proto */
 	const gchar *vector = "0a2f0a0f7b6a6f623d227366326c6f6b69227d121c0a0b0880e2cfaa0610959aef"
 			      "3a120568656c6c6f1a060a016b120176";
 	g_autoptr(SflLabelsInterner) interner = sfl_labels_interner_new();

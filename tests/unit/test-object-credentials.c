@@ -14,10 +14,11 @@
 #include "sfl-error.h"
 
 /*
- * The AWS credential chain (wire-facts §6.5) in order: environment, shared credentials and
- * config files with AWS_PROFILE, the container endpoint with its authorization token, IMDSv2;
- * expiring credentials refreshed before they expire. The link-local services are a small
- * libsoup server on loopback standing in for 169.254.170.2 and 169.254.169.254.
+ * The AWS credential chain (docs/internals/wire-notes.md, "Credentials") in order: environment,
+ * shared credentials and config files with AWS_PROFILE, the container endpoint with its
+ * authorization token, IMDSv2; expiring credentials refreshed before they expire. The link-local
+ * services are a small libsoup server on loopback standing in for 169.254.170.2 and
+ * 169.254.169.254.
  */
 
 #define WALL_START ((gint64)1796007600 * G_USEC_PER_SEC)

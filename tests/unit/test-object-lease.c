@@ -561,17 +561,6 @@ test_floor(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(count_warnings("continuing from the store's epoch"), ==, 1);
 }
 
-static void
-test_failing_floor(Fixture *f, gconstpointer user_data)
-{
-	server_put(f->bucket, "", WALL_START, 2);
-	f->me.floor_fails = TRUE;
-	replica_start(f, &f->me, ME);
-	advance_until(f, leads(&f->me), SEC);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->me.coord), ==, 3);
-	g_assert_cmpuint(count_warnings("cannot read the epoch floor"), ==, 1);
-}
-
 /* --- hold --------------------------------------------------------------------------------- */
 
 static void
@@ -659,19 +648,6 @@ test_renew_vanished(Fixture *f, gconstpointer user_data)
 	g_assert_false(last_write(f->bucket)->landed);
 }
 
-static void
-test_demote(Fixture *f, gconstpointer user_data)
-{
-	start_leading(f);
-	sfl_coordinator_demote(f->me.coord);
-	drain(f);
-	g_assert_false(leads(&f->me));
-	g_assert_cmpuint(f->me.lost, ==, 1);
-	/* our own lease is still fresh: we wait for it to go stale like anyone else */
-	advance_until(f, leads(&f->me), TTL + 2 * RENEW);
-	g_assert_cmpuint(sfl_coordinator_get_epoch(f->me.coord), ==, 2);
-}
-
 /* --- stop --------------------------------------------------------------------------------- */
 
 static void
@@ -731,22 +707,6 @@ test_renew_slow_write_cap(Fixture *f, gconstpointer user_data)
 	advance(f, RENEW + TTL);
 	g_assert_false(leads(&f->me));
 	g_assert_cmpuint(count_warnings("not within its ttl"), ==, 1);
-}
-
-static void
-test_stop_during_floor(Fixture *f, gconstpointer user_data)
-{
-	f->me.floor_hangs = TRUE;
-	replica_start(f, &f->me, ME);
-	advance(f, STEP);
-	g_assert_nonnull(f->me.floor_hung);
-	replica_stop(f, &f->me);
-	/* the floor answers after the stop: nothing is written */
-	g_task_return_boolean(f->me.floor_hung, TRUE);
-	g_clear_object(&f->me.floor_hung);
-	drain(f);
-	g_assert_cmpuint(f->bucket->writes->len, ==, 0);
-	g_assert_cmpuint(f->me.acquired, ==, 0);
 }
 
 static void
@@ -842,6 +802,44 @@ test_config(void)
 	g_assert_null(fine);
 }
 
+/* --- the coordinator contract (tests/common/sfl-test-coordinator.h) ---------------------- */
+
+/* the first step of the run (the floor read) is under way once a step has passed */
+static void
+contract_start(gpointer fixture)
+{
+	Fixture *f = fixture;
+
+	replica_start(f, &f->me, ME);
+	advance(f, STEP);
+}
+
+static guint
+contract_writes(gpointer fixture)
+{
+	return ((Fixture *)fixture)->bucket->writes->len;
+}
+
+/* no holder, expired at the start: claimable, and the next epoch is @epoch + 1 */
+static void
+contract_seed_claimable(gpointer fixture, guint64 epoch)
+{
+	server_put(((Fixture *)fixture)->bucket, "", WALL_START, epoch);
+}
+
+static const SflTestCoordContract contract = {
+	.prefix = "/sfl/object-lease",
+	.fixture_size = sizeof(Fixture),
+	.setup = (void (*)(gpointer, gconstpointer))fixture_setup,
+	.teardown = (void (*)(gpointer, gconstpointer))fixture_teardown,
+	.coord_offset = G_STRUCT_OFFSET(Fixture, me),
+	.time_offset = G_STRUCT_OFFSET(Fixture, time),
+	.start = contract_start,
+	.writes = contract_writes,
+	.seed_claimable = contract_seed_claimable,
+	.retake_usec = TTL + 2 * RENEW,
+};
+
 int
 main(int argc, char **argv)
 {
@@ -861,21 +859,19 @@ main(int argc, char **argv)
 	ADD("acquire/released-claimable-at-once", test_released_claimable_at_once);
 	ADD("acquire/invalid-document-waits", test_invalid_document_waits);
 	ADD("acquire/floor", test_floor);
-	ADD("acquire/failing-floor", test_failing_floor);
 	ADD("hold/renewals-keep-epoch", test_renewals_keep_epoch);
 	ADD("hold/renew-conflict-demotes", test_renew_conflict_demotes);
 	ADD("hold/renew-transient-keeps", test_renew_transient_keeps);
 	ADD("hold/renew-unconfirmed-cap", test_renew_unconfirmed_cap);
 	ADD("hold/stalled-leader-surrenders", test_stalled_leader_surrenders);
 	ADD("hold/renew-vanished", test_renew_vanished);
-	ADD("hold/demote", test_demote);
 	ADD("hold/lost-fence", test_lost_fence);
 	ADD("hold/renew-slow-write-cap", test_renew_slow_write_cap);
-	ADD("stop/during-floor", test_stop_during_floor);
 	ADD("accessors", test_accessors);
 	ADD("stop/releases-and-closes", test_stop_releases_and_closes);
 	ADD("stop/after-errors-closes", test_stop_after_errors_closes);
 	ADD("stop/release-fails", test_stop_release_fails);
+	sfl_test_coord_contract_add(&contract);
 	g_test_add_func("/sfl/object-lease/config", test_config);
 	return g_test_run();
 }

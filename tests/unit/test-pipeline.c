@@ -12,194 +12,14 @@
 #include "sfl-pipeline.h"
 #include "sfl-run-obs.h"
 #include "sfl-test-coordinator.h"
+#include "sfl-test-sink.h"
 
 /*
- * The pipeline against a scripted fake sink, a memory store and the fake clock. Time moves
- * only when a test advances the clock; the store's worker thread is waited for by iterating
- * the main context until a condition holds (with a real-time deadline that fails the test).
+ * The pipeline against the scripted fake sink (tests/common/sfl-test-sink.h), a memory store
+ * and the fake clock. Time moves only when a test advances the clock; the store's worker
+ * thread is waited for by iterating the main context until a condition holds (with a
+ * real-time deadline that fails the test).
  */
-
-/* --- a sink whose answers the test scripts -------------------------------------------------- */
-
-typedef struct {
-	GPtrArray *lines; /* gchar*, what the sink received */
-	gint64 at_usec;	  /* fake monotonic time of the push */
-} TestPush;
-
-typedef struct {
-	SflSinkOutcome outcome;
-	gint64 retry_after_usec;
-} TestOutcome;
-
-#define TEST_TYPE_SINK (test_sink_get_type())
-G_DECLARE_FINAL_TYPE(TestSink, test_sink, TEST, SINK, SflSink)
-
-struct _TestSink {
-	SflSink parent_instance;
-	SflClock *clock;
-	GPtrArray *pushes;    /* TestPush */
-	GArray *script;	      /* TestOutcome, consumed from the front for unmatched pushes */
-	GHashTable *rejected; /* line -> reason: any batch holding it is REJECTED */
-	GHashTable *retried;  /* line -> unused: any batch holding it is RETRY */
-	GHashTable *accepted; /* line -> times accepted */
-	guint max_ok_len;     /* larger batches are REJECTED oversized_413; 0 = no limit */
-	gboolean hold;	      /* keep pushes unanswered */
-	gboolean late_ok;     /* answer a cancelled push anyway, as a request already sent may */
-	gchar *hold_prefix;   /* keep pushes whose first line has this prefix unanswered */
-	GPtrArray *held;      /* GTask */
-};
-
-G_DEFINE_TYPE(TestSink, test_sink, SFL_TYPE_SINK)
-
-static void
-test_push_free(TestPush *push)
-{
-	g_ptr_array_unref(push->lines);
-	g_free(push);
-}
-
-static SflSinkResult *
-test_sink_decide(TestSink *self, TestPush *push)
-{
-	SflSinkResult *result;
-
-	for (guint i = 0; i < push->lines->len; i++) {
-		const gchar *reason = g_hash_table_lookup(self->rejected, push->lines->pdata[i]);
-		if (reason != NULL) {
-			result = sfl_sink_result_new(SFL_SINK_REJECTED);
-			result->reason = g_strdup(reason);
-			return result;
-		}
-		if (g_hash_table_contains(self->retried, push->lines->pdata[i]))
-			return sfl_sink_result_new(SFL_SINK_RETRY);
-	}
-	if (self->max_ok_len > 0 && push->lines->len > self->max_ok_len) {
-		result = sfl_sink_result_new(SFL_SINK_REJECTED);
-		result->reason = g_strdup("oversized_413");
-		return result;
-	}
-	if (self->script->len > 0) {
-		TestOutcome o = g_array_index(self->script, TestOutcome, 0);
-		g_array_remove_index(self->script, 0);
-		result = sfl_sink_result_new(o.outcome);
-		result->retry_after_usec = o.retry_after_usec;
-		if (o.outcome == SFL_SINK_FATAL)
-			result->reason = g_strdup("scripted fatal");
-		return result;
-	}
-	return sfl_sink_result_new(SFL_SINK_OK);
-}
-
-static void
-test_sink_answer(TestSink *self, GTask *task_in)
-{
-	g_autoptr(GTask) task = task_in;
-	TestPush *push = g_task_get_task_data(task);
-	SflSinkResult *result;
-
-	if (!self->late_ok && g_task_return_error_if_cancelled(task))
-		return;
-	g_task_set_check_cancellable(task, !self->late_ok);
-	result = test_sink_decide(self, push);
-	if (result->outcome == SFL_SINK_OK) {
-		for (guint i = 0; i < push->lines->len; i++) {
-			gpointer n = g_hash_table_lookup(self->accepted, push->lines->pdata[i]);
-			g_hash_table_insert(self->accepted, g_strdup(push->lines->pdata[i]),
-					    GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
-		}
-	}
-	g_task_return_pointer(task, result, (GDestroyNotify)sfl_sink_result_free);
-}
-
-static void
-test_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellable,
-		     GAsyncReadyCallback callback, gpointer user_data)
-{
-	TestSink *self = TEST_SINK(sink);
-	g_autoptr(GTask) task = g_task_new(self, cancellable, callback, user_data);
-	TestPush *push = g_new0(TestPush, 1);
-
-	push->lines = g_ptr_array_new_with_free_func(g_free);
-	for (guint i = 0; i < sfl_batch_get_length(batch); i++)
-		g_ptr_array_add(push->lines, g_strdup(sfl_batch_get(batch, i)->line));
-	push->at_usec = sfl_clock_monotonic_usec(self->clock);
-	g_ptr_array_add(self->pushes, push);
-	g_task_set_task_data(task, push, NULL);
-	if (self->hold || (self->hold_prefix != NULL && push->lines->len > 0 &&
-			   g_str_has_prefix(push->lines->pdata[0], self->hold_prefix))) {
-		g_ptr_array_add(self->held, g_steal_pointer(&task));
-		return;
-	}
-	test_sink_answer(self, g_steal_pointer(&task));
-}
-
-static SflSinkResult *
-test_sink_push_finish(SflSink *sink, GAsyncResult *result, GError **error)
-{
-	return g_task_propagate_pointer(G_TASK(result), error);
-}
-
-/* answers every held push (and stops holding) */
-static void
-test_sink_release(TestSink *self)
-{
-	g_autoptr(GPtrArray) held = g_steal_pointer(&self->held);
-
-	self->held = g_ptr_array_new();
-	self->hold = FALSE;
-	g_clear_pointer(&self->hold_prefix, g_free);
-	for (guint i = 0; i < held->len; i++)
-		test_sink_answer(self, held->pdata[i]);
-}
-
-static guint
-test_sink_accepted(TestSink *self, const gchar *line)
-{
-	return GPOINTER_TO_UINT(g_hash_table_lookup(self->accepted, line));
-}
-
-static void
-test_sink_script(TestSink *self, SflSinkOutcome outcome, gint64 retry_after_usec)
-{
-	TestOutcome o = { outcome, retry_after_usec };
-	g_array_append_val(self->script, o);
-}
-
-static void
-test_sink_finalize(GObject *object)
-{
-	TestSink *self = TEST_SINK(object);
-
-	g_assert_cmpuint(self->held->len, ==, 0);
-	g_ptr_array_unref(self->held);
-	g_ptr_array_unref(self->pushes);
-	g_array_unref(self->script);
-	g_hash_table_unref(self->rejected);
-	g_hash_table_unref(self->retried);
-	g_hash_table_unref(self->accepted);
-	g_free(self->hold_prefix);
-	sfl_clock_unref(self->clock);
-	G_OBJECT_CLASS(test_sink_parent_class)->finalize(object);
-}
-
-static void
-test_sink_class_init(TestSinkClass *klass)
-{
-	G_OBJECT_CLASS(klass)->finalize = test_sink_finalize;
-	SFL_SINK_CLASS(klass)->push_async = test_sink_push_async;
-	SFL_SINK_CLASS(klass)->push_finish = test_sink_push_finish;
-}
-
-static void
-test_sink_init(TestSink *self)
-{
-	self->pushes = g_ptr_array_new_with_free_func((GDestroyNotify)test_push_free);
-	self->script = g_array_new(FALSE, FALSE, sizeof(TestOutcome));
-	self->rejected = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	self->retried = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	self->accepted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	self->held = g_ptr_array_new();
-}
 
 /* --- a store whose first writes fail ---------------------------------------------------------- */
 
@@ -299,7 +119,7 @@ typedef struct {
 	SflClock *clock;
 	SflMemoryBacking *backing;
 	SflCheckpointStore *store;
-	TestSink *sink;
+	SflTestSink *sink;
 	SflLabelsInterner *interner;
 	SflLabels *labels;
 	SflLokiBatchConfig config;
@@ -352,8 +172,7 @@ fx_setup(Fixture *fx, gconstpointer data)
 	fx->store = sfl_memory_store_new(fx->backing);
 	fx->fence_open = TRUE;
 	sfl_checkpoint_store_set_fence(fx->store, fx_fence, fx, NULL);
-	fx->sink = g_object_new(TEST_TYPE_SINK, NULL);
-	fx->sink->clock = sfl_clock_ref(fx->clock);
+	fx->sink = sfl_test_sink_new(fx->clock);
 	fx->interner = sfl_labels_interner_new();
 	fx->labels = sfl_labels_intern(fx->interner, &pair, 1, &error);
 	g_assert_no_error(error);
@@ -460,7 +279,7 @@ fx_writable(SflPipeline *pipeline, SflLane lane, gpointer user_data)
 		fx_feed_run(fx);
 }
 
-static TestPush *
+static SflTestPush *
 fx_push(Fixture *fx, guint idx)
 {
 	g_assert_cmpuint(idx, <, fx->sink->pushes->len);
@@ -481,7 +300,7 @@ fx_stop_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 fx_teardown(Fixture *fx, gconstpointer data)
 {
-	test_sink_release(fx->sink);
+	sfl_test_sink_release(fx->sink);
 	sfl_test_drain(NULL);
 	if (fx->pipeline != NULL) {
 		gpointer weak = fx->pipeline;
@@ -613,7 +432,7 @@ test_failing_streak(Fixture *fx, gconstpointer data)
 	sfl_pipeline_set_callbacks(fx->pipeline, &callbacks, &committed);
 	sfl_pipeline_set_metrics(fx->pipeline, metrics);
 	g_assert_cmpint(sfl_pipeline_get_failing_since(fx->pipeline), ==, 0);
-	test_sink_script(fx->sink, SFL_SINK_RETRY, 5 * G_USEC_PER_SEC);
+	sfl_test_sink_script(fx->sink, SFL_SINK_RETRY, 5 * G_USEC_PER_SEC);
 	started = sfl_clock_monotonic_usec(fx->clock);
 	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "1");
 	FX_WAIT_FOR(fx->sink->pushes->len == 1);
@@ -650,7 +469,7 @@ test_commit_after_push(Fixture *fx, gconstpointer data)
 	FX_WAIT_FOR(fx->sink->held->len == 1);
 	/* nothing commits while the push is unanswered */
 	g_assert_cmpuint(fx_writes(fx), ==, 0);
-	test_sink_release(fx->sink);
+	sfl_test_sink_release(fx->sink);
 	FX_WAIT_FOR(fx_counters(fx).commits == 1);
 	/* one write for the batch, last value per key */
 	FX_ASSERT_COMMITTED(fx, "a", "2");
@@ -690,7 +509,7 @@ test_commit_key_order(Fixture *fx, gconstpointer data)
 {
 	fx->config.max_entries = 1;
 	fx_start(fx);
-	test_sink_script(fx->sink, SFL_SINK_RETRY, 5 * G_USEC_PER_SEC);
+	sfl_test_sink_script(fx->sink, SFL_SINK_RETRY, 5 * G_USEC_PER_SEC);
 	fx_offer(fx, SFL_LANE_BULK, "a1", "a", "1");
 	FX_WAIT_FOR(fx->sink->pushes->len == 1);
 	fx_offer_marker(fx, SFL_LANE_BULK, "b", "7");
@@ -707,8 +526,8 @@ test_commit_key_order(Fixture *fx, gconstpointer data)
 	FX_WAIT_FOR(fx->sink->pushes->len == 3);
 	FX_WAIT_FOR(fx_committed_is(fx, "a", "2") && fx_committed_is(fx, "c", "1") &&
 		    fx_committed_is(fx, "b", "8"));
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "a1"), ==, 1);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "c1"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "a1"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "c1"), ==, 1);
 }
 
 /* a failed commit is retried with backoff, merged with what was delivered meanwhile */
@@ -988,8 +807,8 @@ test_retry_after(Fixture *fx, gconstpointer data)
 
 	fx->config.max_entries = 1;
 	fx_start(fx);
-	test_sink_script(fx->sink, SFL_SINK_RETRY, 7 * G_USEC_PER_SEC);
-	test_sink_script(fx->sink, SFL_SINK_RETRY, 600 * G_USEC_PER_SEC);
+	sfl_test_sink_script(fx->sink, SFL_SINK_RETRY, 7 * G_USEC_PER_SEC);
+	sfl_test_sink_script(fx->sink, SFL_SINK_RETRY, 600 * G_USEC_PER_SEC);
 	fx_offer(fx, SFL_LANE_STREAMING, "x", "k", "1");
 	FX_WAIT_FOR(fx->sink->pushes->len == 1);
 	fx_advance(fx, 7 * G_USEC_PER_SEC - 1);
@@ -1004,7 +823,7 @@ test_retry_after(Fixture *fx, gconstpointer data)
 	FX_ASSERT_COMMITTED(fx, "k", "1");
 	sfl_pipeline_get_counters(fx->pipeline, &counters);
 	g_assert_cmpuint(counters.retries, ==, 2);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "x"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "x"), ==, 1);
 }
 
 static void
@@ -1040,7 +859,7 @@ test_retry_backoff(Fixture *fx, gconstpointer data)
 	fx->config.max_entries = 1;
 	fx_start(fx);
 	for (guint i = 0; i < n_retries; i++)
-		test_sink_script(fx->sink, SFL_SINK_RETRY, -1);
+		sfl_test_sink_script(fx->sink, SFL_SINK_RETRY, -1);
 	fx_offer(fx, SFL_LANE_BULK, "x", "k", "1");
 	FX_WAIT_FOR(fx->sink->pushes->len == 1);
 	while (fx->sink->pushes->len < n_retries + 1) {
@@ -1059,7 +878,7 @@ test_retry_backoff(Fixture *fx, gconstpointer data)
 	/* the delays grew well past the base */
 	g_assert_cmpint(longest, >, 4 * G_USEC_PER_SEC);
 	FX_WAIT_FOR(fx_counters(fx).commits == 1);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "x"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "x"), ==, 1);
 }
 
 /* --- rejections ----------------------------------------------------------------------------- */
@@ -1092,7 +911,7 @@ test_rejected_poison(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(counters.dropped_oversized_413, ==, 0);
 	for (guint i = 0; i < n; i++) {
 		g_autofree gchar *line = g_strdup_printf("line-%u", i);
-		g_assert_cmpuint(test_sink_accepted(fx->sink, line), ==, i == poison ? 0 : 1);
+		g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, line), ==, i == poison ? 0 : 1);
 	}
 	g_assert_cmpuint(fx->writable[SFL_LANE_BULK], >, 0);
 	/* the last index of key k{r} is 994 + r, except k6 at 993 */
@@ -1236,14 +1055,14 @@ test_backpressure(Fixture *fx, gconstpointer data)
 	/* the streaming lane is unaffected */
 	fx_offer(fx, SFL_LANE_STREAMING, "live", NULL, NULL);
 	/* the sink answers: the lane drains, the producer is told, and resumes */
-	test_sink_release(fx->sink);
+	sfl_test_sink_release(fx->sink);
 	FX_WAIT_FOR(fx->feed_next == n);
 	FX_WAIT_FOR(fx_counters(fx).pushed_entries == n);
 	g_assert_cmpuint(fx->writable[SFL_LANE_BULK], >, writable_stuck);
 	for (guint i = 0; i < n; i++)
 		g_assert_cmpuint(
-			test_sink_accepted(fx->sink, ((SflEntry *)fx->feed->pdata[i])->line), ==,
-			1);
+			sfl_test_sink_accepted(fx->sink, ((SflEntry *)fx->feed->pdata[i])->line),
+			==, 1);
 	FX_WAIT_FOR(fx_committed_is(fx, "k", "059"));
 	counters = fx_counters(fx);
 	g_assert_cmpuint(counters.dropped_bad_request + counters.dropped_oversized_413 +
@@ -1341,7 +1160,7 @@ test_lanes_independent(Fixture *fx, gconstpointer data)
 	FX_WAIT_FOR(fx_committed_is(fx, "topic", "4"));
 	FX_ASSERT_COMMITTED(fx, "elf", NULL);
 	g_assert_cmpuint(fx_counters(fx).queue_depth[SFL_LANE_BULK], <=, 1);
-	test_sink_release(fx->sink);
+	sfl_test_sink_release(fx->sink);
 	FX_WAIT_FOR(fx_committed_is(fx, "elf", "2"));
 }
 
@@ -1390,7 +1209,7 @@ test_fenced_no_push_after_loss(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
 	fx->fence_open = FALSE;
 	sfl_pipeline_stop_async(fx->pipeline, 30 * G_USEC_PER_SEC, NULL, fx_stop_cb, fx);
-	test_sink_release(fx->sink);
+	sfl_test_sink_release(fx->sink);
 	FX_WAIT_FOR(fx->stopped);
 	/* "b" was on the wire already; "c" and "d" never left */
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 2);
@@ -1411,7 +1230,7 @@ test_no_late_push_into_next_term(Fixture *fx, gconstpointer data)
 	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
 	FX_WAIT_FOR(fx_committed_is(fx, "k", "1"));
 	/* the next push fails and waits for its retry */
-	test_sink_script(fx->sink, SFL_SINK_RETRY, -1);
+	sfl_test_sink_script(fx->sink, SFL_SINK_RETRY, -1);
 	fx_offer(fx, SFL_LANE_BULK, "b", "k", "2");
 	FX_WAIT_FOR(fx->sink->pushes->len == 2);
 	/* the term ends, the run is stopped, and this replica leads again before the retry */
@@ -1432,7 +1251,7 @@ test_fatal(Fixture *fx, gconstpointer data)
 {
 	fx->config.max_entries = 1;
 	fx_start(fx);
-	test_sink_script(fx->sink, SFL_SINK_FATAL, -1);
+	sfl_test_sink_script(fx->sink, SFL_SINK_FATAL, -1);
 	fx_offer(fx, SFL_LANE_BULK, "a", "k", "1");
 	FX_WAIT_FOR(fx->errors == 1);
 	g_assert_true(sfl_pipeline_is_lane_stopped(fx->pipeline, SFL_LANE_BULK));
@@ -1526,9 +1345,9 @@ test_shutdown_leapfrog(Fixture *fx, gconstpointer data)
 	FX_WAIT_FOR(fx->stopped);
 	g_assert_true(fx->stop_ok);
 	g_assert_cmpuint(fx_counters(fx).abandoned_entries, ==, 1);
-	test_sink_release(fx->sink);
+	sfl_test_sink_release(fx->sink);
 	sfl_test_drain(NULL);
-	g_assert_cmpuint(test_sink_accepted(fx->sink, "a1"), ==, 1);
+	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "a1"), ==, 1);
 	FX_ASSERT_COMMITTED(fx, "a", NULL);
 	FX_ASSERT_COMMITTED(fx, "b", "5");
 }

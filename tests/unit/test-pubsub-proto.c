@@ -12,9 +12,10 @@
 #include "sfl-grpc.h"
 
 /*
- * proto/pubsub_api.proto as compiled by protoc-c against the wire-facts §1.11 vectors (made
- * with protoc --encode), plus the pure helpers of the gRPC client: HTTP status mapping and
- * grpc-message decoding (wire-facts §2.5).
+ * proto/pubsub_api.proto as compiled by protoc-c against the vectors of
+ * docs/internals/wire-notes.md "Protobuf test vectors" (made with protoc --encode), plus the pure
+ * helpers of the gRPC client: HTTP status mapping and grpc-message decoding
+ * (docs/internals/wire-notes.md, "Status").
  */
 
 static gchar *

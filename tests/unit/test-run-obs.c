@@ -13,8 +13,8 @@
 
 /*
  * What the run derives from its commits and failures: the readiness reasons of
- * original-behaviour §6.5, the commit-derived gauges of §1.8 (with SFL-0016 fixed and the
- * objects cursor's own time), and the positions /statusz lists.
+ * docs/operations/health.md, the commit-derived gauges of docs/operations/metrics.md (with
+ * SFL-0016 fixed and the objects cursor's own time), and the positions /statusz lists.
  */
 
 #define SINGLE_ORG                                                                                 \

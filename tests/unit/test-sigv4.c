@@ -12,7 +12,7 @@
 #include "sfl-s3-client.h"
 #include "sfl-sigv4.h"
 
-/* the three published vectors of wire-facts §6.4, byte for byte */
+/* the three published vectors of docs/internals/wire-notes.md "SigV4", byte for byte */
 
 #define S3_AKID	  "AKIAIOSFODNN7EXAMPLE"
 #define S3_SECRET "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -137,7 +137,10 @@ test_canonical_pieces(void)
 			"x-amz-meta-spaces:a b c\n\nhost;x-amz-meta-spaces\nUNSIGNED-PAYLOAD");
 }
 
-/* virtual-hosted for AWS, path-style for dotted buckets and custom endpoints (wire-facts §6.2) */
+/*
+ * virtual-hosted for AWS, path-style for dotted buckets and custom endpoints
+ * (docs/internals/wire-notes.md, "S3-compatible stores")
+ */
 static void
 test_s3_urls(void)
 {

@@ -343,6 +343,20 @@ sfl_aws_http_body(GAsyncResult *result, const gchar *what, GError **error)
 	return g_bytes_ref(sfl_http_response_get_body(response));
 }
 
+/* the body of a 200 answer from @what, as text */
+static gchar *
+sfl_aws_http_text(GAsyncResult *result, const gchar *what, GError **error)
+{
+	g_autoptr(GBytes) body = sfl_aws_http_body(result, what, error);
+	gsize len = 0;
+	const gchar *data;
+
+	if (body == NULL)
+		return NULL;
+	data = g_bytes_get_data(body, &len);
+	return g_strndup(data != NULL ? data : "", len);
+}
+
 static void sfl_aws_imds_start(GTask *task);
 
 /* a credentials document fetched from @what completes @task */
@@ -368,42 +382,55 @@ sfl_aws_imds_creds_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	sfl_aws_return_document(task, result, "instance metadata");
 }
 
-/* a GET of the IMDS credentials path (the role list, or @role's credentials), with the token */
+/* one request to instance metadata, @path under its base, with the one @header it needs */
 static void
-sfl_aws_imds_get(GTask *task, const gchar *role, GAsyncReadyCallback callback)
+sfl_aws_imds_request(GTask *task, const gchar *method, const gchar *path, const gchar *header,
+		     GBytes *body, GAsyncReadyCallback callback)
 {
 	SflAwsCredentialProvider *self = g_task_get_source_object(task);
-	SflAwsResolve *r = g_task_get_task_data(task);
-	g_autofree gchar *header = g_strdup_printf("X-aws-ec2-metadata-token: %s", r->imds_token);
-	g_autofree gchar *url = g_strdup_printf("%s/latest/meta-data/iam/security-credentials/%s",
-						self->imds_base, role);
+	g_autofree gchar *url = g_strconcat(self->imds_base, path, NULL);
 	const gchar *headers[2] = { header, NULL };
 
-	sfl_http_request_bounded_async(self->loop, "GET", url, headers, NULL,
+	sfl_http_request_bounded_async(self->loop, method, url, headers, body,
 				       SFL_AWS_IMDS_TIMEOUT_MS, SFL_AWS_CREDS_MAX_BODY,
 				       g_task_get_cancellable(task), callback, task);
 }
 
+/* a GET of the IMDS credentials path (the role list, or @role's credentials), with the token */
 static void
-sfl_aws_imds_role_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+sfl_aws_imds_get(GTask *task, const gchar *role, GAsyncReadyCallback callback)
+{
+	SflAwsResolve *r = g_task_get_task_data(task);
+	g_autofree gchar *header = g_strdup_printf("X-aws-ec2-metadata-token: %s", r->imds_token);
+	g_autofree gchar *path =
+		g_strdup_printf("/latest/meta-data/iam/security-credentials/%s", role);
+
+	sfl_aws_imds_request(task, "GET", path, header, NULL, callback);
+}
+
+/* the IMDSv2 handshake: the session token first, then the instance's role, then its keys */
+static void
+sfl_aws_imds_text_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = user_data;
 	SflAwsResolve *r = g_task_get_task_data(task);
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GBytes) body = sfl_aws_http_body(result, "instance metadata", &error);
+	gboolean token = r->imds_token == NULL;
+	g_autofree gchar *text = sfl_aws_http_text(
+		result, token ? "instance metadata (IMDSv2 token)" : "instance metadata", &error);
 	g_auto(GStrv) lines = NULL;
 
-	if (body == NULL) {
+	if (text == NULL) {
 		g_task_return_error(task, g_steal_pointer(&error));
 		return;
 	}
-	{
-		gsize len = 0;
-		const gchar *data = g_bytes_get_data(body, &len);
-		g_autofree gchar *text = g_strndup(data != NULL ? data : "", len);
-		lines = g_strsplit(text, "\n", 2);
-		r->imds_role = g_strstrip(g_strdup(lines[0] != NULL ? lines[0] : ""));
+	if (token) {
+		r->imds_token = g_strstrip(g_steal_pointer(&text));
+		sfl_aws_imds_get(g_steal_pointer(&task), "", sfl_aws_imds_text_cb);
+		return;
 	}
+	lines = g_strsplit(text, "\n", 2);
+	r->imds_role = g_strstrip(g_strdup(lines[0] != NULL ? lines[0] : ""));
 	if (r->imds_role[0] == '\0' || strchr(r->imds_role, '/') != NULL) {
 		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_AUTH,
 					"instance metadata names no IAM role for this instance");
@@ -413,33 +440,11 @@ sfl_aws_imds_role_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static void
-sfl_aws_imds_token_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	g_autoptr(GTask) task = user_data;
-	SflAwsResolve *r = g_task_get_task_data(task);
-	g_autoptr(GError) error = NULL;
-	g_autoptr(GBytes) body =
-		sfl_aws_http_body(result, "instance metadata (IMDSv2 token)", &error);
-	gsize len = 0;
-	const gchar *data;
-
-	if (body == NULL) {
-		g_task_return_error(task, g_steal_pointer(&error));
-		return;
-	}
-	data = g_bytes_get_data(body, &len);
-	r->imds_token = g_strstrip(g_strndup(data != NULL ? data : "", len));
-	sfl_aws_imds_get(g_steal_pointer(&task), "", sfl_aws_imds_role_cb);
-}
-
-static void
 sfl_aws_imds_start(GTask *task)
 {
 	SflAwsCredentialProvider *self = g_task_get_source_object(task);
 	const gchar *disabled = sfl_aws_env(self, "AWS_EC2_METADATA_DISABLED");
-	const gchar *headers[] = { "X-aws-ec2-metadata-token-ttl-seconds: 21600", NULL };
 	const gchar *endpoint = sfl_aws_env(self, "AWS_EC2_METADATA_SERVICE_ENDPOINT");
-	g_autofree gchar *url = NULL;
 	g_autoptr(GBytes) empty = g_bytes_new_static("", 0);
 
 	if (disabled != NULL && g_ascii_strcasecmp(disabled, "true") == 0) {
@@ -455,10 +460,9 @@ sfl_aws_imds_start(GTask *task)
 		while (g_str_has_suffix(self->imds_base, "/"))
 			self->imds_base[strlen(self->imds_base) - 1] = '\0';
 	}
-	url = g_strdup_printf("%s/latest/api/token", self->imds_base);
-	sfl_http_request_bounded_async(self->loop, "PUT", url, headers, empty,
-				       SFL_AWS_IMDS_TIMEOUT_MS, SFL_AWS_CREDS_MAX_BODY,
-				       g_task_get_cancellable(task), sfl_aws_imds_token_cb, task);
+	sfl_aws_imds_request(task, "PUT", "/latest/api/token",
+			     "X-aws-ec2-metadata-token-ttl-seconds: 21600", empty,
+			     sfl_aws_imds_text_cb);
 }
 
 static void

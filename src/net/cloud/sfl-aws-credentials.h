@@ -12,7 +12,8 @@
 G_BEGIN_DECLS
 
 /*
- * AWS credentials and the default chain (wire-facts §6.5), in botocore's order for the
+ * AWS credentials and the default chain (docs/internals/wire-notes.md,
+ * "Credentials"), in botocore's order for the
  * providers we support:
  *   1. environment: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN or the
  *      legacy AWS_SECURITY_TOKEN, AWS_CREDENTIAL_EXPIRATION);

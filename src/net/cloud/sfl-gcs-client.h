@@ -10,7 +10,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflObjectClient for one Cloud Storage bucket through the JSON API (wire-facts §7.1): the
+ * SflObjectClient for one Cloud Storage bucket through the JSON API (docs/internals/wire-notes.md,
+ * "Objects"): the
  * version is the object's generation; writes are simple media uploads with
  * ifGenerationMatch=0 (create-only) or =<generation>; 412 is SFL_ERROR_CONFLICT.
  *

@@ -12,7 +12,8 @@
 G_BEGIN_DECLS
 
 /*
- * OAuth access tokens for Cloud Storage (wire-facts §7.2, §7.3), scope devstorage.read_write:
+ * OAuth access tokens for Cloud Storage (docs/internals/wire-notes.md, "Tokens"), scope
+ * devstorage.read_write:
  *  - a service-account JSON key (state.gcs.service_file, else GOOGLE_APPLICATION_CREDENTIALS):
  *    an RS256 JWT {iss, scope, aud, iat, exp ≤ 1 h} exchanged at the key's token_uri;
  *  - otherwise the metadata server (GCE_METADATA_HOST, else metadata.google.internal) with

@@ -75,6 +75,72 @@ sfl_s3_code_is_transient(const gchar *code)
 	return code != NULL && g_strv_contains(transient, code);
 }
 
+/*
+ * A refusal that names a precondition header as what it cannot take: S3 names the argument
+ * of an InvalidArgument in <ArgumentName> and the header of a NotImplemented in <Header>.
+ */
+static gboolean
+sfl_s3_refuses_precondition(GBytes *body)
+{
+	static const gchar *const fields[] = { "ArgumentName", "Header" };
+
+	for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
+		g_autofree gchar *name = sfl_s3_xml_field(body, fields[i]);
+		if (name != NULL && (g_ascii_strcasecmp(name, "If-None-Match") == 0 ||
+				     g_ascii_strcasecmp(name, "If-Match") == 0))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* a failed answer turned into the contract's error */
+static void
+sfl_s3_classify_failure(SflObjectClient *client, const SflObjectRequest *call, guint status,
+			GBytes *body, const gchar *code, GError **error)
+{
+	g_autofree gchar *message = sfl_s3_xml_field(body, "Message");
+	g_autofree gchar *what = sfl_s3_client_describe(client, call->key);
+	const gchar *op = sfl_object_request_method(call);
+	SflHttpClass klass = sfl_http_status_class(status);
+
+	if (status == 404 && call->op == SFL_OBJECT_OP_GET) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_NOT_FOUND, "%s does not exist", what);
+		return;
+	}
+	if (status == 412 ||
+	    (status == 409 && g_strcmp0(code, "ConditionalRequestConflict") == 0) ||
+	    (status == 404 && call->version != NULL) || (status == 304 && call->create_only)) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+			    "%s %s: precondition failed (HTTP %u%s%s): another writer changed it",
+			    op, what, status, code != NULL ? " " : "", code != NULL ? code : "");
+		return;
+	}
+	if (status == 404) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_NOT_FOUND, "%s does not exist", what);
+		return;
+	}
+	if (status == 501 || g_strcmp0(code, "NotImplemented") == 0 ||
+	    (status == 400 && call->op != SFL_OBJECT_OP_GET && sfl_s3_refuses_precondition(body))) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_REJECTED,
+			    "%s %s: the endpoint does not support conditional writes (HTTP %u %s: "
+			    "%s); use a store that does (docs/internals/wire-notes.md, "
+			    "S3-compatible stores)",
+			    op, what, status, code != NULL ? code : "",
+			    message != NULL ? message : "");
+		return;
+	}
+	if (klass == SFL_HTTP_CLASS_SERVER || sfl_s3_code_is_transient(code)) {
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "%s %s: HTTP %u %s%s%s", op,
+			    what, status, code != NULL ? code : "", message != NULL ? ": " : "",
+			    message != NULL ? message : "");
+		return;
+	}
+	g_set_error(error, SFL_ERROR,
+		    klass == SFL_HTTP_CLASS_AUTH ? SFL_ERROR_AUTH : SFL_ERROR_REJECTED,
+		    "%s %s: HTTP %u %s%s%s", op, what, status, code != NULL ? code : "",
+		    message != NULL ? ": " : "", message != NULL ? message : "");
+}
+
 /* one response turned into the contract's errors; TRUE when it is a success */
 static gboolean
 sfl_s3_classify(SflObjectClient *client, const SflObjectRequest *call, SflHttpResponse *response,
@@ -83,51 +149,16 @@ sfl_s3_classify(SflObjectClient *client, const SflObjectRequest *call, SflHttpRe
 	guint status = sfl_http_response_get_status(response);
 	GBytes *body = sfl_http_response_get_body(response);
 	g_autofree gchar *code = NULL;
-	g_autofree gchar *message = NULL;
-	g_autofree gchar *what = sfl_s3_client_describe(client, call->key);
-	const gchar *op = sfl_object_request_method(call);
-	SflHttpClass klass = sfl_http_status_class(status);
+	g_autoptr(GError) local = NULL;
 
-	if (klass == SFL_HTTP_CLASS_SUCCESS)
+	if (sfl_http_status_class(status) == SFL_HTTP_CLASS_SUCCESS)
 		return TRUE;
 	code = sfl_s3_xml_field(body, "Code");
-	message = sfl_s3_xml_field(body, "Message");
-	if (status == 404 && call->op == SFL_OBJECT_OP_GET) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_NOT_FOUND, "%s does not exist", what);
-		return FALSE;
-	}
-	if (status == 412 ||
-	    (status == 409 && g_strcmp0(code, "ConditionalRequestConflict") == 0) ||
-	    (status == 404 && call->version != NULL) || (status == 304 && call->create_only)) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
-			    "%s %s: precondition failed (HTTP %u%s%s): another writer changed it",
-			    op, what, status, code != NULL ? " " : "", code != NULL ? code : "");
-		return FALSE;
-	}
-	if (status == 404) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_NOT_FOUND, "%s does not exist", what);
-		return FALSE;
-	}
-	if (status == 501 || g_strcmp0(code, "NotImplemented") == 0 ||
-	    (status == 400 && message != NULL && call->op != SFL_OBJECT_OP_GET &&
-	     (strstr(message, "If-None-Match") != NULL || strstr(message, "If-Match") != NULL))) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_REJECTED,
-			    "%s %s: the endpoint does not support conditional writes (HTTP %u %s: "
-			    "%s); use a store that does (wire-facts: S3-compatible stores)",
-			    op, what, status, code != NULL ? code : "",
-			    message != NULL ? message : "");
-		return FALSE;
-	}
-	if (klass == SFL_HTTP_CLASS_SERVER || sfl_s3_code_is_transient(code)) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "%s %s: HTTP %u %s%s%s", op,
-			    what, status, code != NULL ? code : "", message != NULL ? ": " : "",
-			    message != NULL ? message : "");
-		return FALSE;
-	}
-	g_set_error(error, SFL_ERROR,
-		    klass == SFL_HTTP_CLASS_AUTH ? SFL_ERROR_AUTH : SFL_ERROR_REJECTED,
-		    "%s %s: HTTP %u %s%s%s", op, what, status, code != NULL ? code : "",
-		    message != NULL ? ": " : "", message != NULL ? message : "");
+	sfl_s3_classify_failure(client, call, status, body, code, &local);
+	/* callers decide on these, never on the message */
+	sfl_error_set_http_status(local, status);
+	sfl_error_set_peer_code(local, code);
+	g_propagate_error(error, g_steal_pointer(&local));
 	return FALSE;
 }
 

@@ -10,7 +10,7 @@
 G_BEGIN_DECLS
 
 /*
- * SflObjectClient for one S3 bucket (wire-facts §6.1–§6.3): SigV4-signed requests,
+ * SflObjectClient for one S3 bucket (docs/internals/wire-notes.md, "S3"): SigV4-signed requests,
  * If-None-Match: * for create-only writes and If-Match: <ETag> for compare-and-swap.
  *
  * Addressing: with an endpoint_url (MinIO, R2, Ceph) path-style <endpoint>/<bucket>/<key>;

@@ -100,7 +100,7 @@ sfl_sigv4_pair_cmp(gconstpointer a, gconstpointer b)
 	return c != 0 ? c : strcmp(pa->value, pb->value);
 }
 
-/* trimmed, with inner runs of spaces collapsed to one (wire-facts §6.3) */
+/* trimmed, with inner runs of spaces collapsed to one (docs/internals/wire-notes.md, "SigV4") */
 static gchar *
 sfl_sigv4_header_value(const gchar *value)
 {

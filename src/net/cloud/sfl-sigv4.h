@@ -9,7 +9,8 @@
 G_BEGIN_DECLS
 
 /*
- * AWS Signature Version 4, header form (wire-facts §6.3), with GLib's HMAC-SHA256.
+ * AWS Signature Version 4, header form (docs/internals/wire-notes.md, "SigV4"), with GLib's
+ * HMAC-SHA256.
  *
  * The caller chooses what is signed: every header in @headers goes into SignedHeaders, so a
  * request must send exactly those headers with exactly those values. The canonical URI is
