@@ -411,6 +411,18 @@ sfl_app_elf_wanted(const SflSourcesConfig *s)
 	return s->eventlogfile.enabled;
 }
 
+static gboolean
+sfl_app_objects_enabled(const SflSourcesConfig *s)
+{
+	return s->eventlog_objects.enabled;
+}
+
+static gboolean
+sfl_app_pubsub_enabled(const SflSourcesConfig *s)
+{
+	return s->pubsub.enabled;
+}
+
 static const gchar *
 sfl_app_elf_idle(const SflSourcesConfig *s)
 {
@@ -481,13 +493,15 @@ sfl_app_pubsub_build(const SflSourceBuildArgs *a, GError **error)
 /* the sources of an org, in the order a term starts them: a new source is its folder in
  * sources/ plus one line here */
 static const SflSourceKind sfl_app_source_kinds[] = {
-	{ "eventlogfile", "sources.eventlogfile", sfl_app_elf_wanted, sfl_app_elf_idle,
-	  sfl_app_elf_build, NULL, sfl_elf_source_describe_checkpoint },
-	{ "eventlog_objects", "sources.eventlog_objects", sfl_app_objects_wanted,
-	  sfl_app_objects_idle, sfl_app_objects_build, NULL,
+	/* the EventLogFile source reads every type when none is listed: enabled is wanted */
+	{ "eventlogfile", "sources.eventlogfile", sfl_app_elf_wanted, sfl_app_elf_wanted,
+	  sfl_app_elf_idle, sfl_app_elf_build, NULL, sfl_elf_source_describe_checkpoint },
+	{ "eventlog_objects", "sources.eventlog_objects", sfl_app_objects_enabled,
+	  sfl_app_objects_wanted, sfl_app_objects_idle, sfl_app_objects_build, NULL,
 	  sfl_objects_source_describe_checkpoint },
-	{ "pubsub", "sources.pubsub", sfl_app_pubsub_wanted, sfl_app_pubsub_idle,
-	  sfl_app_pubsub_build, sfl_probe_pubsub, sfl_pubsub_source_describe_checkpoint },
+	{ "pubsub", "sources.pubsub", sfl_app_pubsub_enabled, sfl_app_pubsub_wanted,
+	  sfl_app_pubsub_idle, sfl_app_pubsub_build, sfl_probe_pubsub,
+	  sfl_pubsub_source_describe_checkpoint },
 };
 
 /* --- lookups --------------------------------------------------------------------------- */

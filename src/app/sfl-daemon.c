@@ -17,6 +17,7 @@
 #include "sfl-health-server.h"
 #include "sfl-kinds.h"
 #include "sfl-leadership.h"
+#include "sfl-term.h"
 #include "sfl-log.h"
 #include "sfl-metrics.h"
 #include "sfl-orgs.h"
@@ -68,19 +69,17 @@ struct _SflDaemon {
 	SflOtlpExporter *otlp; /* service.telemetry; NULL when off */
 	SflOrgs *orgs;
 	SflLeadership *leadership;
-	SflPipeline *pipeline; /* the current leadership term's, or NULL */
-	SflEgress *egress;     /* sink.loki.egress, shared by every term; NULL when unset */
+	SflTerm *term;		   /* the current leadership term, or NULL */
+	GPtrArray *stopping_terms; /* ended terms still draining */
+	SflEgress *egress;	   /* sink.loki.egress, shared by every term; NULL when unset */
 	SflHealthServer *health;
 	SflMetrics *metrics;
 	SflSeries *leader_gauge;
 	SflSeries *queue_gauge;
-	SflRunObs *obs;	       /* commit-derived gauges, positions, degradation */
-	gint64 started_at;     /* monotonic */
-	GCancellable *startup; /* cancelled by a stop during the start-up probe */
-	GSource *progress_source;
+	SflRunObs *obs;		  /* commit-derived gauges, positions, degradation */
+	gint64 started_at;	  /* monotonic */
+	GCancellable *startup;	  /* cancelled by a stop during the start-up probe */
 	GSource *finished_source; /* checks, on the loop, whether every source finished */
-	gint64 progress_at;	  /* monotonic time of the last progress line */
-	guint64 progress_rows;	  /* rows read at the last progress line */
 	gboolean failed;	  /* a runtime failure ends the run with exit 1 */
 	GError *failure;
 };
@@ -114,16 +113,15 @@ sfl_daemon_finish(SflDaemon *self, const gchar *why)
 	g_main_loop_quit(self->loop);
 }
 
-static gboolean
+static void
 sfl_daemon_grace_cb(gpointer user_data)
 {
 	SflDaemon *self = user_data;
 	g_autofree gchar *grace = sfl_duration_format(self->config->data.service.shutdown_grace);
-	g_clear_pointer(&self->grace_source, g_source_unref);
+
 	g_warning("shutdown grace of %s elapsed with %u component(s) still stopping; exiting",
 		  grace, self->pending_stops);
 	sfl_daemon_finish(self, "shutdown grace elapsed");
-	return G_SOURCE_REMOVE;
 }
 
 static void
@@ -166,10 +164,13 @@ sfl_daemon_stop_cb(gpointer user_data)
 		sfl_daemon_finish(self, "stop requested");
 		return G_SOURCE_CONTINUE;
 	}
-	self->grace_source =
-		g_timeout_source_new((guint)(self->config->data.service.shutdown_grace / 1000));
-	g_source_set_callback(self->grace_source, sfl_daemon_grace_cb, self, NULL);
-	g_source_attach(self->grace_source, self->context);
+	{
+		g_autoptr(SflClock) clock = sfl_clock_get_system();
+
+		sfl_clock_once(clock, &self->grace_source,
+			       self->config->data.service.shutdown_grace, "sf2loki shutdown grace",
+			       sfl_daemon_grace_cb, self, self->context);
+	}
 	return G_SOURCE_CONTINUE;
 }
 
@@ -368,39 +369,11 @@ sfl_daemon_pipeline_committed_cb(SflPipeline *pipeline, const SflStateDoc *doc, 
 	sfl_run_obs_committed(self->obs, doc, g_get_real_time());
 }
 
-/* one line now and then, so an operator (or `make run`) sees the data move */
-static gboolean
-sfl_daemon_progress_cb(gpointer user_data)
+/* the current term's pipeline, or NULL between terms */
+static SflPipeline *
+sfl_daemon_pipeline(SflDaemon *self)
 {
-	SflDaemon *self = user_data;
-	SflSourceCounters totals = { 0 };
-	SflPipelineCounters counters = { 0 };
-	gint64 now = g_get_monotonic_time();
-	gdouble secs = (gdouble)(now - self->progress_at) / G_USEC_PER_SEC;
-
-	if (self->pipeline == NULL)
-		return G_SOURCE_CONTINUE;
-	sfl_orgs_get_totals(self->orgs, &totals);
-	sfl_pipeline_get_counters(self->pipeline, &counters);
-	g_message("progress: %" G_GUINT64_FORMAT " rows read, %" G_GUINT64_FORMAT
-		  " entries pushed, %" G_GUINT64_FORMAT " commits, %u queued, %.0f rows/s, "
-		  "%" G_GUINT64_FORMAT " source errors",
-		  totals.rows_read, counters.pushed_entries, counters.commits,
-		  counters.queue_depth[SFL_LANE_BULK] + counters.queue_depth[SFL_LANE_STREAMING],
-		  secs > 0 ? (gdouble)(totals.rows_read - self->progress_rows) / secs : 0.0,
-		  totals.errors);
-	self->progress_at = now;
-	self->progress_rows = totals.rows_read;
-	return G_SOURCE_CONTINUE;
-}
-
-/* where the store keeps its document, for the pipeline's log lines (never a credential) */
-static gchar *
-sfl_daemon_store_location(const SflConfig *config)
-{
-	const SflStoreKind *kind = sfl_store_kind_for_config(config, NULL);
-
-	return kind != NULL ? kind->dup_location(config) : NULL;
+	return self->term != NULL ? sfl_term_get_pipeline(self->term) : NULL;
 }
 
 static gboolean
@@ -409,7 +382,7 @@ sfl_daemon_finished_cb(gpointer user_data)
 	SflDaemon *self = user_data;
 
 	sfl_clear_source(&self->finished_source);
-	if (self->state != SFL_DAEMON_STATE_RUNNING || self->pipeline == NULL ||
+	if (self->state != SFL_DAEMON_STATE_RUNNING || self->term == NULL ||
 	    !sfl_orgs_all_finished(self->orgs))
 		return G_SOURCE_REMOVE;
 	/*
@@ -445,16 +418,18 @@ sfl_daemon_start_term(SflLeadership *leadership, gpointer user_data)
 		.fenced = sfl_daemon_pipeline_fenced_cb,
 		.committed = sfl_daemon_pipeline_committed_cb,
 	};
-	SflDuration progress = self->config->data.service.progress_interval;
-	g_autofree gchar *location = sfl_daemon_store_location(self->config);
+	SflTermArgs args = {
+		.config = self->config,
+		.sink = self->sink,
+		.store = self->store,
+		.orgs = self->orgs,
+		.metrics = self->metrics,
+		.clock = clock,
+		.context = self->context,
+		.callbacks = &callbacks,
+		.callback_data = self,
+	};
 
-	self->pipeline = sfl_pipeline_new(&self->config->data.sink.loki.batch, self->sink,
-					  self->store, clock);
-	sfl_pipeline_set_callbacks(self->pipeline, &callbacks, self);
-	sfl_pipeline_set_store_label(
-		self->pipeline, sfl_config_enum_name("state.store", self->config->data.state.store),
-		location);
-	sfl_pipeline_set_metrics(self->pipeline, self->metrics);
 	/* one governor for the whole process: the rate buckets carry over from term to term,
 	 * and every term reads today's count from the store afresh */
 	if (self->egress == NULL &&
@@ -462,31 +437,20 @@ sfl_daemon_start_term(SflLeadership *leadership, gpointer user_data)
 		self->egress = sfl_egress_new(&self->config->data.sink.loki.egress, clock);
 		sfl_egress_set_metrics(self->egress, self->metrics);
 	}
-	sfl_pipeline_set_egress(self->pipeline, self->egress);
-	sfl_orgs_start_sources(self->orgs, self->pipeline, self->store, self->metrics);
-	g_message("leader: pipeline run started with %u source(s)",
-		  sfl_orgs_get_n_sources(self->orgs));
-	self->progress_at = g_get_monotonic_time();
-	self->progress_rows = 0;
-	if (progress > 0 && self->progress_source == NULL) {
-		self->progress_source = g_timeout_source_new((guint)MAX(progress / 1000, 1));
-		g_source_set_callback(self->progress_source, sfl_daemon_progress_cb, self, NULL);
-		g_source_attach(self->progress_source, self->context);
-	}
+	args.egress = self->egress;
+	self->term = sfl_term_start(&args);
 }
 
 static void
-sfl_daemon_pipeline_stopped_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+sfl_daemon_term_stopped(SflTerm *term, const SflPipelineCounters *counters, gpointer user_data)
 {
 	SflDaemon *self = user_data;
-	SflPipelineCounters counters = { 0 };
 
-	sfl_pipeline_stop_finish(SFL_PIPELINE(source), result, NULL);
-	sfl_pipeline_get_counters(SFL_PIPELINE(source), &counters);
 	g_message("pipeline run stopped: %" G_GUINT64_FORMAT " entries pushed, %" G_GUINT64_FORMAT
 		  " commits, %" G_GUINT64_FORMAT " abandoned uncommitted",
-		  counters.pushed_entries, counters.commits, counters.abandoned_entries);
-	g_object_unref(source);
+		  counters->pushed_entries, counters->commits, counters->abandoned_entries);
+	/* frees the term, whose drain just ended */
+	g_ptr_array_remove_fast(self->stopping_terms, term);
 	self->pending_stops--;
 	if (self->pending_stops == 0 && self->state == SFL_DAEMON_STATE_STOPPING)
 		sfl_daemon_finish(self, "stop requested");
@@ -497,16 +461,15 @@ static void
 sfl_daemon_stop_term(SflLeadership *leadership, gpointer user_data)
 {
 	SflDaemon *self = user_data;
-	SflPipeline *pipeline = g_steal_pointer(&self->pipeline);
+	SflTerm *term = g_steal_pointer(&self->term);
 
-	if (pipeline == NULL)
+	if (term == NULL)
 		return;
-	/* nothing new enters; what the lanes hold drains within the grace */
-	sfl_orgs_stop_sources(self->orgs);
-	sfl_clear_source(&self->progress_source);
+	/* kept until its drain ends, or freed by the teardown if the grace ran out first */
+	g_ptr_array_add(self->stopping_terms, term);
 	self->pending_stops++;
-	sfl_pipeline_stop_async(pipeline, self->config->data.service.shutdown_grace, NULL,
-				sfl_daemon_pipeline_stopped_cb, self);
+	sfl_term_stop(term, self->config->data.service.shutdown_grace, sfl_daemon_term_stopped,
+		      self);
 }
 
 static void
@@ -563,8 +526,12 @@ sfl_daemon_degraded(SflDaemon *self)
 		return reason;
 	return sfl_run_obs_degraded(
 		self->obs, self->orgs != NULL ? sfl_orgs_get_auth_failing(self->orgs) : NULL,
-		self->pipeline != NULL ? sfl_pipeline_get_failing_since(self->pipeline) : 0,
-		self->pipeline != NULL ? sfl_pipeline_get_commit_failing_since(self->pipeline) : 0,
+		sfl_daemon_pipeline(self) != NULL
+			? sfl_pipeline_get_failing_since(sfl_daemon_pipeline(self))
+			: 0,
+		sfl_daemon_pipeline(self) != NULL
+			? sfl_pipeline_get_commit_failing_since(sfl_daemon_pipeline(self))
+			: 0,
 		sfl_clock_monotonic_usec(clock));
 }
 
@@ -603,9 +570,9 @@ sfl_daemon_refresh_gauges(gpointer user_data)
 	SflDaemon *self = user_data;
 	SflPipelineCounters counters = { 0 };
 
-	if (self->pipeline != NULL)
-		sfl_pipeline_get_counters(self->pipeline, &counters);
-	sfl_series_set(self->leader_gauge, self->pipeline != NULL ? 1 : 0);
+	if (self->term != NULL)
+		sfl_pipeline_get_counters(sfl_term_get_pipeline(self->term), &counters);
+	sfl_series_set(self->leader_gauge, self->term != NULL ? 1 : 0);
 	sfl_series_set(self->queue_gauge, counters.queue_depth[SFL_LANE_BULK] +
 						  counters.queue_depth[SFL_LANE_STREAMING]);
 }
@@ -732,10 +699,10 @@ sfl_daemon_health_status(gpointer user_data)
 			doc, "leadership",
 			json_pack("{s:s?, s:I, s:b}", "holder", holder, "epoch",
 				  (json_int_t)sfl_coordinator_get_epoch(self->coordinator),
-				  "leader", self->pipeline != NULL));
+				  "leader", self->term != NULL));
 	}
-	if (self->pipeline != NULL) {
-		sfl_pipeline_get_counters(self->pipeline, &c);
+	if (self->term != NULL) {
+		sfl_pipeline_get_counters(sfl_term_get_pipeline(self->term), &c);
 		pipeline = json_pack(
 			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"pushed_entries", (json_int_t)c.pushed_entries, "pushed_bytes",
@@ -757,8 +724,9 @@ sfl_daemon_health_status(gpointer user_data)
 			    sfl_run_obs_checkpoints(self->obs, g_get_real_time()));
 	{
 		g_autofree gchar *degraded = NULL;
-		gint64 failing =
-			self->pipeline != NULL ? sfl_pipeline_get_failing_since(self->pipeline) : 0;
+		gint64 failing = sfl_daemon_pipeline(self) != NULL
+					 ? sfl_pipeline_get_failing_since(sfl_daemon_pipeline(self))
+					 : 0;
 		g_autoptr(SflClock) clock = sfl_clock_get_system();
 		gint64 now = sfl_clock_monotonic_usec(clock);
 
@@ -823,6 +791,9 @@ sfl_daemon_dispose(GObject *object)
 
 	/* a final OTLP export belongs to an orderly stop (sfl_daemon_run()); here it is dropped */
 	g_clear_pointer(&self->otlp, sfl_otlp_exporter_free);
+	/* a term is stopped by its leadership's end; one left here only lets go of its sources */
+	g_clear_pointer(&self->term, sfl_term_free);
+	g_clear_pointer(&self->stopping_terms, g_ptr_array_unref);
 	g_clear_object(&self->leadership);
 	g_clear_object(&self->coordinator);
 	g_clear_pointer(&self->orgs, sfl_orgs_free);
@@ -845,7 +816,6 @@ sfl_daemon_dispose(GObject *object)
 		g_clear_pointer(&self->stop_sources, g_ptr_array_unref);
 	}
 	sfl_clear_source(&self->watchdog_source);
-	sfl_clear_source(&self->progress_source);
 	sfl_clear_source(&self->finished_source);
 	sfl_daemon_clear_grace(self);
 	if (self->context != NULL) {
@@ -878,6 +848,7 @@ static void
 sfl_daemon_init(SflDaemon *self)
 {
 	self->state = SFL_DAEMON_STATE_RUNNING;
+	self->stopping_terms = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_term_free);
 }
 
 /**

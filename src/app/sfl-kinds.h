@@ -108,6 +108,8 @@ typedef struct {
 typedef struct {
 	const gchar *name;    /* e.g. "pubsub" */
 	const gchar *section; /* e.g. "sources.pubsub" */
+	/* sources.<name>.enabled, whether or not it has anything to read (`doctor` lists it) */
+	gboolean (*enabled)(const SflSourcesConfig *sources);
 	/* enabled with something to read: built and started in every term */
 	gboolean (*wanted)(const SflSourcesConfig *sources);
 	/* offline, for `run` and `check`: NULL when it can produce, else why not (naming keys) */

@@ -8,6 +8,7 @@
 
 #include "sfl-leadership.h"
 
+#include "sfl-clock.h"
 #include "sfl-error.h"
 #include "sfl-gsource.h"
 
@@ -16,6 +17,7 @@ struct _SflLeadership {
 	SflCheckpointStore *store;
 	SflCoordinator *coordinator;
 	GCancellable *cancellable;
+	SflClock *clock; /* the epoch retry's */
 	SflReadiness readiness;
 	guint terms;	 /* acquisitions so far */
 	gboolean fenced; /* the store carries this coordinator's fence and epoch */
@@ -103,15 +105,13 @@ sfl_leadership_start_run(SflLeadership *self)
 		self->start_run(self, self->hook_data);
 }
 
-static gboolean
+static void
 sfl_leadership_epoch_retry_cb(gpointer user_data)
 {
 	SflLeadership *self = SFL_LEADERSHIP(user_data);
 
-	g_clear_pointer(&self->epoch_retry, g_source_unref);
 	if (self->running && !self->run_started)
 		sfl_leadership_record_epoch(self);
-	return G_SOURCE_REMOVE;
 }
 
 static void
@@ -137,9 +137,9 @@ sfl_leadership_epoch_recorded_cb(GObject *source, GAsyncResult *result, gpointer
 			g_warning("cannot record the new epoch in the checkpoint store yet (%s); "
 				  "retrying before the sources start",
 				  error->message);
-		self->epoch_retry = g_timeout_source_new(delay_ms);
-		g_source_set_callback(self->epoch_retry, sfl_leadership_epoch_retry_cb, self, NULL);
-		g_source_attach(self->epoch_retry, g_main_context_get_thread_default());
+		sfl_clock_once(self->clock, &self->epoch_retry, (gint64)delay_ms * 1000,
+			       "sf2loki leadership epoch retry", sfl_leadership_epoch_retry_cb,
+			       self, g_main_context_get_thread_default());
 	}
 	g_object_unref(self);
 	g_free(rec);
@@ -247,6 +247,20 @@ sfl_leadership_new(SflCheckpointStore *store, SflCoordinator *coordinator, gbool
 						sfl_leadership_floor_finish_cb, self, NULL);
 	}
 	return self;
+}
+
+/**
+ * sfl_leadership_set_clock:
+ * @self: a lifecycle
+ * @clock: the clock the epoch retries wait on (the system clock unless set)
+ */
+void
+sfl_leadership_set_clock(SflLeadership *self, SflClock *clock)
+{
+	g_return_if_fail(SFL_IS_LEADERSHIP(self) && clock != NULL);
+	sfl_clock_ref(clock);
+	g_clear_pointer(&self->clock, sfl_clock_unref);
+	self->clock = clock;
 }
 
 void
@@ -357,6 +371,7 @@ sfl_leadership_dispose(GObject *object)
 		sfl_coordinator_set_epoch_floor(self->coordinator, NULL, NULL, NULL, NULL);
 	g_clear_object(&self->store);
 	g_clear_object(&self->coordinator);
+	g_clear_pointer(&self->clock, sfl_clock_unref);
 	g_clear_object(&self->cancellable);
 	G_OBJECT_CLASS(sfl_leadership_parent_class)->dispose(object);
 }
@@ -372,4 +387,5 @@ static void
 sfl_leadership_init(SflLeadership *self)
 {
 	self->readiness = SFL_READINESS_STARTING;
+	self->clock = sfl_clock_get_system();
 }

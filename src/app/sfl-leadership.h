@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sfl-checkpoint-store.h"
+#include "sfl-clock.h"
 #include "sfl-coordinator.h"
 
 G_BEGIN_DECLS
@@ -39,6 +40,7 @@ typedef void (*SflStatusHook)(SflLeadership *self, const gchar *status, gpointer
 
 SflLeadership *
 sfl_leadership_new(SflCheckpointStore *store, SflCoordinator *coordinator, gboolean fenced);
+void sfl_leadership_set_clock(SflLeadership *self, SflClock *clock);
 void sfl_leadership_set_hooks(SflLeadership *self, SflRunHook start_run, SflRunHook stop_run,
 			      SflStatusHook status, gpointer user_data);
 void sfl_leadership_start(SflLeadership *self);

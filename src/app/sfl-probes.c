@@ -10,7 +10,6 @@
 
 #include <errno.h>
 
-#include "pubsub_api.pb-c.h"
 #include "sfl-app.h"
 #include "sfl-error.h"
 #include "sfl-file-store.h"
@@ -21,6 +20,7 @@
 #include "sfl-object-probe.h"
 #include "sfl-object-store.h"
 #include "sfl-platform.h"
+#include "sfl-pubsub-client.h"
 #include "sfl-pubsub-source.h"
 
 /*
@@ -32,8 +32,6 @@
 
 /* transfers and probes: bounded so a hung peer cannot hold the preflight forever */
 #define SFL_PROBE_TIMEOUT_MS (15 * 1000)
-/* the Pub/Sub API call only the doctor makes (docs/cli.md, the `pubsub` row) */
-#define SFL_PROBE_PATH_GET_TOPIC "/eventbus.v1.PubSub/GetTopic"
 /* the uid the packages and the container image run the service as */
 #define SFL_PROBE_SERVICE_UID "10001"
 
@@ -137,84 +135,59 @@ sfl_probe_cancel_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
-/* one GetTopic with the daemon's endpoint and call metadata; a row named pubsub:<topic> */
+/* one GetTopic with the daemon's Pub/Sub client and token; a row named pubsub:<topic> */
 static void
-sfl_probe_pubsub_topic(const SflProbeEnv *env, const gchar *base_url, const gchar *const *metadata,
+sfl_probe_pubsub_topic(const SflProbeEnv *env, SflPubsubClient *client, const SflSfToken *token,
 		       const gchar *topic)
 {
 	g_autofree gchar *name = g_strconcat("pubsub:", topic, NULL);
-	Eventbus__V1__TopicRequest req = EVENTBUS__V1__TOPIC_REQUEST__INIT;
-	Eventbus__V1__TopicInfo *info = NULL;
 	g_autoptr(GCancellable) cancellable = g_cancellable_new();
-	g_autoptr(GBytes) body = NULL;
-	g_autoptr(GBytes) answer = NULL;
+	g_autoptr(SflPubsubTopicInfo) info = NULL;
 	g_autoptr(GError) error = NULL;
 	SflGrpcStatus status = { 0 };
 	SflProbeOp op = { 0 };
 	GSource *timeout = NULL;
-	const guint8 *data = NULL;
-	gsize len = 0;
-	guint8 *buf = NULL;
 
-	req.topic_name = (gchar *)topic;
-	len = eventbus__v1__topic_request__get_packed_size(&req);
-	buf = g_malloc(MAX(len, 1));
-	eventbus__v1__topic_request__pack(&req, buf);
-	body = g_bytes_new_take(buf, len);
 	/* gRPC calls carry no deadline of their own: a silent endpoint must not hold the report */
 	timeout = g_timeout_source_new(SFL_PROBE_TIMEOUT_MS);
 	g_source_set_callback(timeout, sfl_probe_cancel_cb, cancellable, NULL);
 	g_source_attach(timeout, env->context);
-	/* the client itself asks again when curl drops a message (SFL_GRPC_UNARY_ATTEMPTS) */
-	sfl_grpc_unary_async(env->loop, base_url, SFL_PROBE_PATH_GET_TOPIC, metadata, body,
-			     cancellable, sfl_probe_op_cb, &op);
+	/* the transport itself asks again when curl drops a message (SFL_GRPC_UNARY_ATTEMPTS) */
+	sfl_pubsub_client_get_topic_async(client, token, topic, cancellable, sfl_probe_op_cb, &op);
 	sfl_probe_op_wait(env->context, &op);
-	answer = sfl_grpc_unary_finish(op.result, &status, &error);
+	info = sfl_pubsub_client_get_topic_finish(client, op.result, &status, &error);
 	sfl_probe_op_clear(&op);
 	g_source_destroy(timeout);
 	g_source_unref(timeout);
-	if (answer == NULL && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+	if (info == NULL && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
 		sfl_probe_env_add(env, name, SFL_PROBE_FAIL,
 				  "DEADLINE_EXCEEDED: GetTopic unanswered after %d s from %s",
-				  SFL_PROBE_TIMEOUT_MS / 1000, base_url);
-	} else if (answer == NULL) {
+				  SFL_PROBE_TIMEOUT_MS / 1000,
+				  sfl_pubsub_client_get_base_url(client));
+	} else if (info == NULL) {
 		g_autofree gchar *what = sfl_grpc_status_describe(&status);
 		const gchar *hint = sfl_probe_pubsub_hint(&status);
 
-		/* a status never came: the client's own message says what went wrong */
+		/* no status came, or the answer did not decode: the client's message says so */
 		if (status.code == SFL_GRPC_OK)
 			sfl_probe_env_add(env, name, SFL_PROBE_FAIL, "%s", error->message);
 		else
 			sfl_probe_env_add(env, name, SFL_PROBE_FAIL, "%s%s%s", what,
 					  hint ? "; hint: " : "", hint ? hint : "");
+	} else if (!info->can_subscribe) {
+		/* SFL-0035: the original passed this, then every Subscribe was refused */
+		sfl_probe_env_add(env, name, SFL_PROBE_FAIL,
+				  "%s: the user may not subscribe to this topic "
+				  "(can_subscribe=false); grant the integration user a "
+				  "permission set with read access to it (event monitoring "
+				  "streams: \"View Real-Time Event Monitoring Data\"; change "
+				  "events: read on the object)",
+				  topic);
 	} else {
-		data = g_bytes_get_data(answer, &len);
-		info = eventbus__v1__topic_info__unpack(NULL, len, data);
-		if (info == NULL)
-			sfl_probe_env_add(
-				env, name, SFL_PROBE_FAIL,
-				"GetTopic answered with a message that is not a TopicInfo "
-				"(%" G_GSIZE_FORMAT " bytes)",
-				len);
-		else if (!info->can_subscribe)
-			/* SFL-0035: the original passed this, then every Subscribe was refused */
-			sfl_probe_env_add(
-				env, name, SFL_PROBE_FAIL,
-				"%s: the user may not subscribe to this topic "
-				"(can_subscribe=false); grant the integration user a "
-				"permission set with read access to it (event monitoring "
-				"streams: \"View Real-Time Event Monitoring Data\"; change "
-				"events: read on the object)",
-				topic);
-		else
-			sfl_probe_env_add(env, name, SFL_PROBE_PASS,
-					  "topic reachable, can_subscribe=true (schema %s)",
-					  info->schema_id != NULL && info->schema_id[0] != '\0'
-						  ? info->schema_id
-						  : "unknown");
+		sfl_probe_env_add(env, name, SFL_PROBE_PASS,
+				  "topic reachable, can_subscribe=true (schema %s)",
+				  info->schema_id[0] != '\0' ? info->schema_id : "unknown");
 	}
-	if (info != NULL)
-		eventbus__v1__topic_info__free_unpacked(info, NULL);
 	sfl_grpc_status_clear(&status);
 }
 
@@ -234,8 +207,7 @@ sfl_probe_pubsub(const SflProbeEnv *env, const gchar *name)
 	g_autoptr(GPtrArray) topics = NULL;
 	g_autoptr(SflSfToken) token = NULL;
 	g_autoptr(GError) error = NULL;
-	g_auto(GStrv) metadata = NULL;
-	g_autofree gchar *base_url = NULL;
+	g_autoptr(SflPubsubClient) client = NULL;
 	SflProbeOp op = { 0 };
 
 	if (!ps->enabled) {
@@ -273,11 +245,9 @@ sfl_probe_pubsub(const SflProbeEnv *env, const gchar *name)
 				  error->message);
 		return;
 	}
-	base_url = sfl_pubsub_endpoint_url(ps->endpoint);
-	metadata = sfl_pubsub_call_metadata(token, env->org_id);
+	client = sfl_pubsub_client_new(env->loop, ps->endpoint, env->org_id);
 	for (guint i = 0; i < topics->len; i++)
-		sfl_probe_pubsub_topic(env, base_url, (const gchar *const *)metadata,
-				       g_ptr_array_index(topics, i));
+		sfl_probe_pubsub_topic(env, client, token, g_ptr_array_index(topics, i));
 }
 
 /* --- state and coordinator -------------------------------------------------------------------- */

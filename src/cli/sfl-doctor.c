@@ -175,23 +175,19 @@ static GString *
 sfl_doctor_enabled_sources(const SflSourcesConfig *s)
 {
 	GString *out = g_string_new(NULL);
-	const struct {
-		gboolean on;
-		const gchar *name;
-	} all[] = {
-		{ s->pubsub.enabled, "pubsub" },
-		{ s->eventlogfile.enabled, "eventlogfile" },
-		{ s->eventlog_objects.enabled, "eventlog_objects" },
-		{ s->apexlog.enabled, "apexlog" },
-	};
+	guint n = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n);
 
-	for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
-		if (!all[i].on)
+	for (guint i = 0; i < n; i++) {
+		if (!kinds[i].enabled(s))
 			continue;
 		if (out->len > 0)
 			g_string_append(out, ", ");
-		g_string_append(out, all[i].name);
+		g_string_append(out, kinds[i].name);
 	}
+	/* not a source kind of this build yet, but an enabled one is named, never ignored */
+	if (s->apexlog.enabled)
+		g_string_append_printf(out, "%sapexlog", out->len > 0 ? ", " : "");
 	if (out->len == 0)
 		g_string_append(out, "none");
 	return out;

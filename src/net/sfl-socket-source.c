@@ -36,15 +36,28 @@ typedef struct {
 	gboolean level;
 } SflSocketSource;
 
+/* one table for both directions, so the two sides of the mapping cannot drift apart; errors
+ * are only ever reported, never asked for */
+static const struct {
+	GIOCondition condition;
+	unsigned platform;
+	gboolean askable;
+} sfl_socket_source_conditions[] = {
+	{ G_IO_IN, SFL_PLATFORM_SOCKET_IN, TRUE },
+	{ G_IO_OUT, SFL_PLATFORM_SOCKET_OUT, TRUE },
+	{ G_IO_ERR, SFL_PLATFORM_SOCKET_ERR, FALSE },
+};
+
 static unsigned
 sfl_socket_source_to_platform(GIOCondition condition)
 {
 	unsigned wanted = 0;
 
-	if (condition & G_IO_IN)
-		wanted |= SFL_PLATFORM_SOCKET_IN;
-	if (condition & G_IO_OUT)
-		wanted |= SFL_PLATFORM_SOCKET_OUT;
+	for (gsize i = 0; i < G_N_ELEMENTS(sfl_socket_source_conditions); i++) {
+		if (sfl_socket_source_conditions[i].askable &&
+		    (condition & sfl_socket_source_conditions[i].condition))
+			wanted |= sfl_socket_source_conditions[i].platform;
+	}
 	return wanted;
 }
 
@@ -53,12 +66,10 @@ sfl_socket_source_from_platform(unsigned ready)
 {
 	GIOCondition condition = 0;
 
-	if (ready & SFL_PLATFORM_SOCKET_IN)
-		condition |= G_IO_IN;
-	if (ready & SFL_PLATFORM_SOCKET_OUT)
-		condition |= G_IO_OUT;
-	if (ready & SFL_PLATFORM_SOCKET_ERR)
-		condition |= G_IO_ERR;
+	for (gsize i = 0; i < G_N_ELEMENTS(sfl_socket_source_conditions); i++) {
+		if (ready & sfl_socket_source_conditions[i].platform)
+			condition |= sfl_socket_source_conditions[i].condition;
+	}
 	return condition;
 }
 

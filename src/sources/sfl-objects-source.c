@@ -475,6 +475,19 @@ sfl_objects_upper_clause(SflObjectsSource *self, SflObj *obj)
 	return g_strdup_printf(" AND %s <= %s", obj->cfg->timestamp_field, lit);
 }
 
+/*
+ * Drops the reference an answer's callback was given. FALSE when the source stopped while the
+ * call was out: the answer is dropped unread, and @self may be gone once this returns.
+ */
+static gboolean
+sfl_objects_answer_wanted(SflObjectsSource *self)
+{
+	gboolean alive = self->alive;
+
+	g_object_unref(self);
+	return alive;
+}
+
 static void
 sfl_objects_query_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 {
@@ -484,13 +497,10 @@ sfl_objects_query_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	json_t *records = sfl_sf_rest_query_finish(SFL_SF_REST(object), result, &error);
 	guint n_new = 0;
 
-	if (!self->alive) {
-		if (records != NULL)
-			json_decref(records);
-		g_object_unref(self);
+	if (!sfl_objects_answer_wanted(self)) {
+		g_clear_pointer(&records, json_decref);
 		return;
 	}
-	g_object_unref(self);
 	if (records == NULL) {
 		sfl_objects_failed(self, obj, error);
 		sfl_objects_poll_done(self);
@@ -613,13 +623,10 @@ sfl_objects_drain_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	const gchar *oldest_ts = NULL;
 	gboolean one_instant = TRUE;
 
-	if (!self->alive) {
-		if (records != NULL)
-			json_decref(records);
-		g_object_unref(self);
+	if (!sfl_objects_answer_wanted(self)) {
+		g_clear_pointer(&records, json_decref);
 		return;
 	}
-	g_object_unref(self);
 	if (records == NULL) {
 		/* the whole sweep is discarded; the next poll starts it again */
 		sfl_objects_drain_reset(self);
@@ -782,11 +789,8 @@ sfl_objects_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *value = sfl_source_load_finish(SFL_SOURCE(object), result, &error);
 
-	if (!self->alive) {
-		g_object_unref(self);
+	if (!sfl_objects_answer_wanted(self))
 		return;
-	}
-	g_object_unref(self);
 	if (value == NULL && error != NULL) {
 		sfl_objects_failed(self, obj, error);
 		sfl_objects_poll_done(self);

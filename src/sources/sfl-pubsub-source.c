@@ -15,6 +15,7 @@
 #include "sfl-error.h"
 #include "sfl-grpc.h"
 #include "sfl-gsource.h"
+#include "sfl-pubsub-client.h"
 #include "sfl-record.h"
 #include "sfl-shape.h"
 
@@ -29,8 +30,6 @@
  * parks the topic until the lane is writable again, and no credit is asked for meanwhile.
  */
 
-#define SFL_PUBSUB_PATH_SUBSCRIBE  "/eventbus.v1.PubSub/Subscribe"
-#define SFL_PUBSUB_PATH_GET_SCHEMA "/eventbus.v1.PubSub/GetSchema"
 #define SFL_PUBSUB_BACKOFF_BASE	   (1 * G_USEC_PER_SEC)
 #define SFL_PUBSUB_BACKOFF_MAX	   (30 * G_USEC_PER_SEC)
 #define SFL_PUBSUB_WATCHDOG	   (300 * G_USEC_PER_SEC)
@@ -93,7 +92,7 @@ struct _SflPubsubSource {
 	const SflPubsubConfig *config;
 	const SflSourcesConfig *sources;
 	gchar *org_id;
-	gchar *base_url;
+	SflPubsubClient *client; /* made once the org id is known */
 	SflTransforms *transforms;
 	GPtrArray *topics;	    /* SflTopic */
 	GHashTable *schemas;	    /* schema id → SflAvroSchema */
@@ -151,14 +150,6 @@ sfl_topic_ref_take(SflTopicRef *ref, SflTopic **out)
 }
 
 /* --- helpers -------------------------------------------------------------------------------- */
-
-gchar *
-sfl_pubsub_endpoint_url(const gchar *endpoint)
-{
-	if (g_str_has_prefix(endpoint, "https://") || g_str_has_prefix(endpoint, "http://"))
-		return g_strdup(endpoint);
-	return g_strconcat("https://", endpoint, NULL);
-}
 
 static gint
 sfl_str_cmp(gconstpointer a, gconstpointer b)
@@ -230,17 +221,6 @@ sfl_pubsub_explicit_topics(const SflPubsubConfig *config)
 		g_ptr_array_add(out, g_strdup(name));
 	}
 	return out;
-}
-
-GStrv
-sfl_pubsub_call_metadata(const SflSfToken *token, const gchar *org_id)
-{
-	GStrv md = g_new0(gchar *, 4);
-
-	md[0] = g_strdup_printf("accesstoken: %s", token->access_token);
-	md[1] = g_strdup_printf("instanceurl: %s", token->instance_url);
-	md[2] = g_strdup_printf("tenantid: %s", org_id);
-	return md;
 }
 
 static gdouble
@@ -323,12 +303,10 @@ sfl_topic_clear_responses(SflTopic *t)
 	t->resp_failed = 0;
 }
 
+/* what one stream holds: its timers, calls, token and undelivered responses */
 static void
-sfl_topic_free(gpointer data)
+sfl_topic_release_stream(SflTopic *t)
 {
-	SflTopic *t = data;
-
-	sfl_clear_source(&t->timer);
 	sfl_clear_source(&t->watchdog);
 	sfl_clear_source(&t->probe_timer);
 	sfl_clear_source(&t->kick);
@@ -336,6 +314,15 @@ sfl_topic_free(gpointer data)
 	g_clear_pointer(&t->call, sfl_grpc_call_free);
 	g_clear_pointer(&t->token, sfl_sf_token_unref);
 	sfl_topic_clear_responses(t);
+}
+
+static void
+sfl_topic_free(gpointer data)
+{
+	SflTopic *t = data;
+
+	sfl_clear_source(&t->timer);
+	sfl_topic_release_stream(t);
 	g_clear_pointer(&t->pending, sfl_entry_unref);
 	g_clear_pointer(&t->position, g_bytes_unref);
 	g_clear_pointer(&t->labels, sfl_labels_unref);
@@ -373,13 +360,7 @@ static void
 sfl_topic_teardown(SflTopic *t)
 {
 	t->generation++;
-	sfl_clear_source(&t->watchdog);
-	sfl_clear_source(&t->probe_timer);
-	sfl_clear_source(&t->kick);
-	g_clear_pointer(&t->probe, sfl_grpc_call_free);
-	g_clear_pointer(&t->call, sfl_grpc_call_free);
-	g_clear_pointer(&t->token, sfl_sf_token_unref);
-	sfl_topic_clear_responses(t);
+	sfl_topic_release_stream(t);
 	t->waiting_schema = FALSE;
 	t->busy = FALSE;
 	sfl_series_set(t->m_up, 0);
@@ -596,12 +577,7 @@ sfl_topic_send_fetch(SflTopic *t, gboolean first)
 static SflGrpcCall *
 sfl_topic_new_call(SflTopic *t, SflGrpcMessageFunc message, SflGrpcDoneFunc done)
 {
-	SflPubsubSource *self = t->source;
-	g_auto(GStrv) metadata = sfl_pubsub_call_metadata(t->token, self->org_id);
-
-	return sfl_grpc_call_new(sfl_sf_auth_get_loop(self->auth), self->base_url,
-				 SFL_PUBSUB_PATH_SUBSCRIBE, (const gchar *const *)metadata, message,
-				 done, t);
+	return sfl_pubsub_client_subscribe_new(t->source->client, t->token, message, done, t);
 }
 
 static void
@@ -825,32 +801,21 @@ sfl_pubsub_schema_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 	SflSchemaFetch *f = user_data;
 	SflPubsubSource *self = f->self;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GBytes) bytes = sfl_grpc_unary_finish(result, NULL, &error);
-	Eventbus__V1__SchemaInfo *info = NULL;
+	g_autofree gchar *json = sfl_pubsub_client_get_schema_finish(SFL_PUBSUB_CLIENT(object),
+								     result, NULL, &error);
 	SflAvroSchema *schema = NULL;
 
 	if (!self->alive) {
 		sfl_schema_fetch_free(f);
 		return;
 	}
-	if (bytes != NULL) {
-		gsize len = 0;
-		const guint8 *data = g_bytes_get_data(bytes, &len);
-		info = eventbus__v1__schema_info__unpack(NULL, len, data);
-		if (info == NULL)
-			g_set_error(&error, SFL_ERROR, SFL_ERROR_TRANSIENT,
-				    "GetSchema answer of %" G_GSIZE_FORMAT " bytes did not parse",
-				    len);
-	}
-	if (info != NULL) {
+	if (json != NULL)
 		schema =
-			sfl_avro_schema_new_full(info->schema_json,
+			sfl_avro_schema_new_full(json,
 						 self->config->cdc_field_names == SFL_CDC_NAMES_LINE
 							 ? SFL_AVRO_SCHEMA_CDC_NAMES_IN_LINE
 							 : SFL_AVRO_SCHEMA_DEFAULT,
 						 &error);
-		eventbus__v1__schema_info__free_unpacked(info, NULL);
-	}
 	if (schema != NULL) {
 		g_hash_table_insert(self->schemas, g_strdup(f->schema_id), schema);
 		sfl_series_set(self->m_schema_cache, g_hash_table_size(self->schemas));
@@ -869,11 +834,6 @@ sfl_pubsub_schema_token_cb(GObject *object, GAsyncResult *result, gpointer user_
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflSfToken) token =
 		sfl_sf_auth_get_token_finish(SFL_SF_AUTH(object), result, &error);
-	Eventbus__V1__SchemaRequest req = EVENTBUS__V1__SCHEMA_REQUEST__INIT;
-	g_auto(GStrv) metadata = NULL;
-	g_autoptr(GBytes) body = NULL;
-	gsize len = 0;
-	guint8 *buf = NULL;
 
 	if (!self->alive || token == NULL) {
 		if (self->alive) {
@@ -883,16 +843,9 @@ sfl_pubsub_schema_token_cb(GObject *object, GAsyncResult *result, gpointer user_
 		sfl_schema_fetch_free(f);
 		return;
 	}
-	req.schema_id = f->schema_id;
-	len = eventbus__v1__schema_request__get_packed_size(&req);
-	buf = g_malloc(MAX(len, 1));
-	eventbus__v1__schema_request__pack(&req, buf);
-	body = g_bytes_new_take(buf, len);
-	metadata = sfl_pubsub_call_metadata(token, self->org_id);
 	self->counters.schema_fetches++;
-	sfl_grpc_unary_async(sfl_sf_auth_get_loop(self->auth), self->base_url,
-			     SFL_PUBSUB_PATH_GET_SCHEMA, (const gchar *const *)metadata, body,
-			     self->cancellable, sfl_pubsub_schema_cb, f);
+	sfl_pubsub_client_get_schema_async(self->client, token, f->schema_id, self->cancellable,
+					   sfl_pubsub_schema_cb, f);
 }
 
 /* parks @t until @schema_id is known; one GetSchema per id however many topics wait */
@@ -1397,6 +1350,10 @@ sfl_pubsub_wants_discovery(SflPubsubSource *self)
 static void
 sfl_pubsub_start_topics(SflPubsubSource *self)
 {
+	/* every call carries tenantid: the client exists from here on */
+	if (self->client == NULL)
+		self->client = sfl_pubsub_client_new(sfl_sf_auth_get_loop(self->auth),
+						     self->config->endpoint, self->org_id);
 	for (guint i = 0; self->config->topics != NULL && self->config->topics[i] != NULL; i++) {
 		const gchar *name = self->config->topics[i];
 		if (g_str_equal(name, "*") || sfl_pubsub_has_topic(self, name) ||
@@ -1505,8 +1462,8 @@ sfl_pubsub_source_finalize(GObject *object)
 	g_clear_pointer(&self->rand, g_rand_free);
 	g_clear_pointer(&self->transforms, sfl_transforms_free);
 	g_clear_pointer(&self->record, sfl_record_free);
+	g_clear_object(&self->client);
 	g_free(self->org_id);
-	g_free(self->base_url);
 	G_OBJECT_CLASS(sfl_pubsub_source_parent_class)->finalize(object);
 }
 
@@ -1585,7 +1542,6 @@ sfl_pubsub_source_new(SflSfAuth *auth, SflSfRest *rest, const SflPubsubConfig *c
 	self->config = config;
 	self->sources = sources;
 	self->org_id = g_strdup(org_id);
-	self->base_url = sfl_pubsub_endpoint_url(config->endpoint);
 	if (config->transforms != NULL && config->transforms->len > 0) {
 		self->transforms = sfl_transforms_new(config->transforms, salt, error);
 		if (self->transforms == NULL) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include "sfl-config.h"
+/* the calls go through the Pub/Sub client, which also turns the endpoint into a URL */
+#include "sfl-pubsub-client.h"
 #include "sfl-sf-auth.h"
 #include "sfl-sf-rest.h"
 #include "sfl-source.h"
@@ -53,9 +55,6 @@ sfl_pubsub_source_new(SflSfAuth *auth, SflSfRest *rest, const SflPubsubConfig *c
 		      const SflSourcesConfig *sources, const gchar *org_id, const gchar *salt,
 		      GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
-/* the endpoint as a URL: host:port becomes https://host:port; a URL is kept */
-gchar *sfl_pubsub_endpoint_url(const gchar *endpoint) G_GNUC_WARN_UNUSED_RESULT;
-
 /* discovery rule (SFL-0038): the topics among describeGlobal's sObject names, sorted */
 GPtrArray *sfl_pubsub_discover_topics(const gchar *const *names) G_GNUC_WARN_UNUSED_RESULT;
 
@@ -68,11 +67,6 @@ gboolean sfl_pubsub_config_wants_topic(const SflPubsubConfig *config, const gcha
  * (docs/sources/pubsub.md, "Topics"). The doctor probes exactly these.
  */
 GPtrArray *sfl_pubsub_explicit_topics(const SflPubsubConfig *config) G_GNUC_WARN_UNUSED_RESULT;
-
-/* the metadata of every Pub/Sub call (docs/internals/wire-notes.md, "Call metadata"): accesstoken,
- * instanceurl, tenantid; the values are secrets, never log them */
-GStrv
-sfl_pubsub_call_metadata(const SflSfToken *token, const gchar *org_id) G_GNUC_WARN_UNUSED_RESULT;
 
 typedef struct {
 	guint64 probes;		  /* half-closed first requests (see sfl-pubsub-source.c) */

@@ -16,6 +16,7 @@ struct _SflMemoryBacking {
 	GMutex mutex;
 	SflStateDoc *doc;
 	guint writes;
+	guint failing_writes; /* the next writes that fail as a busy disk would */
 };
 
 struct _SflMemoryStore {
@@ -64,6 +65,22 @@ sfl_memory_backing_get_write_count(SflMemoryBacking *backing)
 }
 
 /**
+ * sfl_memory_backing_fail_writes:
+ * @backing: a backing
+ * @count: how many of the next writes fail
+ *
+ * Makes the next @count writes through any store on @backing fail with %SFL_ERROR_TRANSIENT,
+ * the way a file store's write fails on a full or busy disk, leaving the document unchanged.
+ */
+void
+sfl_memory_backing_fail_writes(SflMemoryBacking *backing, guint count)
+{
+	g_mutex_lock(&backing->mutex);
+	backing->failing_writes = count;
+	g_mutex_unlock(&backing->mutex);
+}
+
+/**
  * sfl_memory_backing_dup_document:
  * @backing: a backing
  *
@@ -102,6 +119,13 @@ sfl_memory_store_write(SflMemoryStore *self, const SflStateDoc *items, const gch
 	g_autoptr(SflStateDoc) fresh = NULL;
 
 	g_mutex_lock(&self->backing->mutex);
+	if (self->backing->failing_writes > 0) {
+		self->backing->failing_writes--;
+		g_mutex_unlock(&self->backing->mutex);
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+			    "the memory store: write failed (injected)");
+		return FALSE;
+	}
 	fresh = sfl_state_doc_copy(self->backing->doc);
 	if (!sfl_store_apply_write(fresh, items, delete_key, writer, "the memory store", error)) {
 		g_mutex_unlock(&self->backing->mutex);

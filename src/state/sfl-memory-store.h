@@ -23,6 +23,7 @@ SflMemoryBacking *sfl_memory_backing_new(void);
 SflMemoryBacking *sfl_memory_backing_ref(SflMemoryBacking *backing);
 void sfl_memory_backing_unref(SflMemoryBacking *backing);
 guint sfl_memory_backing_get_write_count(SflMemoryBacking *backing);
+void sfl_memory_backing_fail_writes(SflMemoryBacking *backing, guint count);
 SflStateDoc *sfl_memory_backing_dup_document(SflMemoryBacking *backing);
 
 SflCheckpointStore *sfl_memory_store_new(SflMemoryBacking *backing);

@@ -489,6 +489,57 @@ test_restart_safety(void)
 	fx_teardown(&fx);
 }
 
+/* --- a drain that cannot finish: the shutdown grace bounds it ------------------------------ */
+
+static gboolean fx_metrics_have(gpointer data);
+
+/*
+ * Loki takes the first push and never answers it: an orderly stop drains the term for
+ * service.shutdown_grace, then abandons what Loki never took and exits 0 with none of it
+ * committed, so the next run reads the file again (at least once, never lost).
+ */
+static void
+test_shutdown_grace_bounds_a_stuck_drain(void)
+{
+	Fx fx = { 0 };
+	g_autofree gchar *created = sfl_test_sf_datetime(g_get_real_time() - 3 * G_TIME_SPAN_HOUR);
+	g_autofree gchar *dataset = fx_one_file_dataset("0ATSIM00000GRACE", created, 200, 5);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *yaml = NULL;
+	g_autofree gchar *state = NULL;
+	g_autoptr(GString) edited = NULL;
+	json_t *answer = NULL;
+
+	if (sfl_test_skip_without_signals())
+		return;
+	if (!fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n"))
+		return;
+	g_assert_true(g_file_get_contents(fx.config, &yaml, NULL, &error));
+	g_assert_no_error(error);
+	edited = g_string_new(yaml);
+	g_assert_cmpuint(g_string_replace(edited, "shutdown_grace: 20s", "shutdown_grace: 1s", 1),
+			 ==, 1);
+	g_assert_true(g_file_set_contents(fx.config, edited->str, -1, &error));
+	answer = sfl_test_sim_control(fx.sims.loop, fx.sims.loki_base, "POST", "/control/fault",
+				      "{\"hang\": 1000}");
+	json_decref(answer);
+
+	fx_start_run(&fx);
+	sfl_test_daemon_wait_logged(fx.run, "health server listening on ", EVENT_TIMEOUT_SEC);
+	/* every row is queued (counted at enqueue) while the first push hangs */
+	fx_wait(&fx, fx_metrics_have,
+		"sf2loki_events_ingested_total{source=\"eventlogfile\",event_type=\"API\"} 200\n",
+		"200 rows queued");
+	g_assert_cmpint(fx_stop(&fx), ==, 0);
+	g_assert_true(sfl_test_daemon_logged(fx.run, "abandoned 200 undelivered entries"));
+	g_assert_true(sfl_test_daemon_logged(
+		fx.run, "pipeline run stopped: 0 entries pushed, 0 commits, 200 abandoned"));
+	/* nothing of the file was committed: Loki took none of it */
+	if (g_file_get_contents(fx.state, &state, NULL, NULL))
+		g_assert_null(strstr(state, "eventlogfile:API"));
+	fx_teardown(&fx);
+}
+
 /* --- observability: readiness through a Loki outage, /statusz, /metrics ------------------- */
 
 #define OBS_SECRET "Obs-7Kq-loki-S3cr3t"
@@ -904,6 +955,8 @@ main(int argc, char **argv)
 	g_test_add_func("/run-salesforce/ten-thousand-rows", test_ten_thousand_rows);
 	g_test_add_func("/run-salesforce/two-orgs", test_two_orgs);
 	g_test_add_func("/run-salesforce/restart-safety", test_restart_safety);
+	g_test_add_func("/run-salesforce/shutdown-grace-bounds-a-stuck-drain",
+			test_shutdown_grace_bounds_a_stuck_drain);
 	g_test_add_func("/run-salesforce/observability", test_observability);
 	g_test_add_func("/run-salesforce/egress-budget", test_egress_budget);
 	g_test_add_func("/run-salesforce/commit-failures", test_commit_failures);

@@ -108,6 +108,7 @@ test_source_table(void)
 		g_assert_cmpstr(kinds[i].section, ==, section);
 		/* a section the loader knows */
 		g_assert_nonnull(sfl_config_field_at(enabled));
+		g_assert_nonnull(kinds[i].enabled);
 		g_assert_nonnull(kinds[i].wanted);
 		g_assert_nonnull(kinds[i].idle_reason);
 		g_assert_nonnull(kinds[i].build);
@@ -117,6 +118,35 @@ test_source_table(void)
 	}
 	test_names_unique(names, n);
 	g_assert_nonnull(sfl_source_kind_lookup("pubsub", NULL)->doctor_probe);
+}
+
+/* each record reads its own sources.<name>.enabled and no other (the doctor lists by it) */
+static void
+test_source_enabled(void)
+{
+	guint n = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n);
+	SflSourcesConfig s;
+	const struct {
+		const gchar *name;
+		gboolean *flag;
+	} flags[] = {
+		{ "eventlogfile", &s.eventlogfile.enabled },
+		{ "eventlog_objects", &s.eventlog_objects.enabled },
+		{ "pubsub", &s.pubsub.enabled },
+	};
+
+	memset(&s, 0, sizeof(s));
+	g_assert_cmpuint(n, ==, G_N_ELEMENTS(flags));
+	for (guint i = 0; i < n; i++)
+		g_assert_false(kinds[i].enabled(&s));
+	for (guint f = 0; f < G_N_ELEMENTS(flags); f++) {
+		memset(&s, 0, sizeof(s));
+		*flags[f].flag = TRUE;
+		for (guint i = 0; i < n; i++)
+			g_assert_cmpint(kinds[i].enabled(&s), ==,
+					g_str_equal(kinds[i].name, flags[f].name));
+	}
 }
 
 static void
@@ -197,6 +227,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/kinds/stores", test_store_table);
 	g_test_add_func("/sfl/kinds/coordinators", test_coordinator_table);
 	g_test_add_func("/sfl/kinds/sources", test_source_table);
+	g_test_add_func("/sfl/kinds/source-enabled", test_source_enabled);
 	g_test_add_func("/sfl/kinds/unknown", test_unknown_names);
 	g_test_add_func("/sfl/kinds/for-config", test_for_config);
 	return g_test_run();

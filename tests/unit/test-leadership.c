@@ -28,10 +28,12 @@ test_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpoin
 			if (g_str_equal(fields[i].key, "MESSAGE"))
 				g_ptr_array_add(warnings, g_strdup(fields[i].value));
 		}
-		/* anything but the expected fence warning still fails the test */
+		/* anything but the expected fence and epoch-retry warnings still fails the test */
 		if (!(level & G_LOG_LEVEL_WARNING) || warnings->len == 0 ||
-		    !g_str_has_prefix(g_ptr_array_index(warnings, warnings->len - 1),
-				      "checkpoint commit fenced"))
+		    (!g_str_has_prefix(g_ptr_array_index(warnings, warnings->len - 1),
+				       "checkpoint commit fenced") &&
+		     !g_str_has_prefix(g_ptr_array_index(warnings, warnings->len - 1),
+				       "cannot record the new epoch")))
 			g_error("unexpected warning or worse");
 		return G_LOG_WRITER_HANDLED;
 	}
@@ -270,6 +272,56 @@ test_acquire_and_lose(Fixture *fx, gconstpointer data)
 	after = load(fx->store, "k");
 	g_assert_cmpstr(before, ==, "mine");
 	g_assert_cmpstr(after, ==, "winner's");
+}
+
+static void
+wait_warnings(guint n)
+{
+	gint64 deadline = g_get_monotonic_time() + 30 * G_USEC_PER_SEC;
+
+	while (warnings->len < n) {
+		if (g_get_monotonic_time() > deadline)
+			g_error("no warning after %u of %u", warnings->len, n);
+		g_main_context_iteration(NULL, TRUE);
+	}
+}
+
+/*
+ * A store that cannot take the new epoch yet holds the sources back, and the next attempt
+ * waits on the injected clock: not a moment before 250 ms of it have passed.
+ */
+static void
+test_epoch_retry_waits_on_clock(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflClock) clock = sfl_fake_clock_new((gint64)1700000000 * G_USEC_PER_SEC);
+	g_autoptr(SflStateDoc) doc = NULL;
+
+	sfl_leadership_set_clock(fx->leadership, clock);
+	sfl_memory_backing_fail_writes(fx->backing, 1);
+	g_ptr_array_set_size(warnings, 0);
+	sfl_leadership_start(fx->leadership);
+	fx->coordinator->epoch = 7;
+	sfl_coordinator_set_leader(SFL_COORDINATOR(fx->coordinator), TRUE);
+
+	wait_warnings(1);
+	g_assert_true(
+		g_str_has_prefix(g_ptr_array_index(warnings, 0), "cannot record the new epoch"));
+	g_assert_cmpuint(sfl_memory_backing_get_write_count(fx->backing), ==, 0);
+
+	/* the failed write's retry is armed: nothing starts while the clock stands still */
+	sfl_fake_clock_advance(clock, 249 * 1000);
+	drain();
+	g_assert_cmpuint(fx->starts, ==, 0);
+	g_assert_cmpuint(sfl_memory_backing_get_write_count(fx->backing), ==, 0);
+
+	sfl_fake_clock_advance(clock, 1000);
+	wait_starts(fx, 1);
+	g_assert_cmpuint(sfl_memory_backing_get_write_count(fx->backing), ==, 1);
+	doc = sfl_memory_backing_dup_document(fx->backing);
+	g_assert_cmpstr(sfl_state_doc_get(doc, SFL_STATE_KEY_FENCE_EPOCH), ==, "7");
+	/* one warning for the whole wait, not one per attempt */
+	g_assert_cmpuint(warnings->len, ==, 1);
+	g_assert_cmpstr(last_status(fx), ==, "leader (epoch 7)");
 }
 
 static void
@@ -572,6 +624,7 @@ main(int argc, char **argv)
 #define ADD(path, func) g_test_add(path, Fixture, NULL, fixture_setup, func, fixture_teardown)
 	ADD("/sfl/leadership/acquire-and-lose", test_acquire_and_lose);
 	ADD("/sfl/leadership/fenced-commit-demotes", test_fenced_commit_demotes);
+	ADD("/sfl/leadership/epoch-retry-waits-on-clock", test_epoch_retry_waits_on_clock);
 	ADD("/sfl/leadership/fence-check-blocks-writes", test_fence_check_blocks_writes);
 	ADD("/sfl/leadership/epoch-floor", test_epoch_floor_is_store_epoch);
 	ADD("/sfl/leadership/acquisition-records-epoch", test_acquisition_records_epoch);
