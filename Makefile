@@ -21,7 +21,7 @@ endif
 
 .PHONY: all deps build run test bench fuzz coverage format format-check clean distclean \
 	deb rpm package-test ha-test soak bench-pubsub win-deps win-build win-test bench-win win-e2e \
-	ha-test-win msi msi-test
+	ha-test-win msi msi-test gen-config image-deps image image-test
 
 all: build
 
@@ -140,19 +140,27 @@ $(WIN_BUILD_DIR)/build.ninja: $(WIN_CROSS_FILE)
 $(WIN_CROSS_FILE):
 	$(MAKE) --no-print-directory win-deps
 
-win-build: win-deps $(WIN_BUILD_DIR)/build.ninja
-	$(MESON) compile -C $(WIN_BUILD_DIR) sf2loki
-	sh scripts/win-collect-dlls.sh $(WIN_BUILD_DIR)/sf2loki.exe $(WIN_BUILD_DIR)/dist \
+# a Windows build's dist/: sf2loki.exe, the DLLs it loads, and the compiled GSettings schema
+# under share/glib-2.0/schemas, where GLib's default schema source looks next to the exe (the
+# MSI installs it there too; docs/configuration.md)
+define win_dist
+	sh scripts/win-collect-dlls.sh $(1)/sf2loki.exe $(1)/dist \
 		$(SF2LOKI_WIN_DEPS)/prefix/bin /usr/x86_64-w64-mingw32/lib
+	mkdir -p $(1)/dist/share/glib-2.0/schemas
+	cp data/org.sf2loki.gschema.xml $(1)/data/gschemas.compiled $(1)/dist/share/glib-2.0/schemas/
+endef
+
+win-build: win-deps $(WIN_BUILD_DIR)/build.ninja
+	$(MESON) compile -C $(WIN_BUILD_DIR) sf2loki gschemas.compiled
+	$(call win_dist,$(WIN_BUILD_DIR))
 	$(SF2LOKI_WIN_DEPS)/wine-run $(WIN_BUILD_DIR)/dist/sf2loki.exe version
 
 # EventLogFile throughput of sf2loki.exe under wine next to the native build
 # (bench/win-elf-throughput.py): ROWS rows (1,000,000), ROUNDS rounds of native then wine
 bench-win: $(BUILD_DIR)/build.ninja $(WIN_BUILD_DIR)/build.ninja
 	$(MESON) compile -C $(BUILD_DIR) sf2loki
-	$(MESON) compile -C $(WIN_BUILD_DIR) sf2loki
-	sh scripts/win-collect-dlls.sh $(WIN_BUILD_DIR)/sf2loki.exe $(WIN_BUILD_DIR)/dist \
-		$(SF2LOKI_WIN_DEPS)/prefix/bin /usr/x86_64-w64-mingw32/lib
+	$(MESON) compile -C $(WIN_BUILD_DIR) sf2loki gschemas.compiled
+	$(call win_dist,$(WIN_BUILD_DIR))
 	nice /usr/bin/python3 bench/win-elf-throughput.py --bin $(BUILD_DIR)/sf2loki \
 		--exe $(WIN_BUILD_DIR)/dist/sf2loki.exe --rows $(or $(ROWS),1000000) \
 		--rounds $(or $(ROUNDS),2)
@@ -212,9 +220,8 @@ msi-test: msi
 		-Dpackage_version=$(MSI_NEXT_VERSION) --reconfigure 2>/dev/null || \
 		$(MESON) setup $(MSI_NEXT_DIR) --cross-file $(WIN_CROSS_FILE) -Dwerror=true \
 		-Dtests=false -Dpackage_version=$(MSI_NEXT_VERSION)
-	$(MESON) compile -C $(MSI_NEXT_DIR) sf2loki sfl-msi-action
-	sh scripts/win-collect-dlls.sh $(MSI_NEXT_DIR)/sf2loki.exe $(MSI_NEXT_DIR)/dist \
-		$(SF2LOKI_WIN_DEPS)/prefix/bin /usr/x86_64-w64-mingw32/lib
+	$(MESON) compile -C $(MSI_NEXT_DIR) sf2loki sfl-msi-action gschemas.compiled
+	$(call win_dist,$(MSI_NEXT_DIR))
 	nice /usr/bin/python3 scripts/msi-test.py --msi $(WIN_BUILD_DIR)/sf2loki-$(MSI_VERSION)-x64.msi \
 		--next-build-dir $(MSI_NEXT_DIR) --query $(WIN_BUILD_DIR)/tests/win32/sfl-svc-query.exe
 
@@ -238,6 +245,27 @@ rpm:
 
 package-test:
 	sh packaging/package-test.sh
+
+# the OCI image (docs/deployment/container.md): a Debian 12 rootfs from the archive with
+# mmdebstrap, our deb in it, an image from that with buildah (no registry base image), named as
+# the Helm chart's default image. Root and the network; about a minute, plus `make deb`.
+# image-test inspects it against the chart and runs it with podman against the simulators.
+image-deps:
+	@if [ "$$(id -u)" -eq 0 ] || command -v sudo >/dev/null; then \
+		sh scripts/install-deps.sh --image; \
+	else \
+		echo "make image-deps: run scripts/install-deps.sh --image as root" >&2; exit 1; \
+	fi
+
+image:
+	sh packaging/image/build-image.sh
+
+image-test:
+	/usr/bin/python3 packaging/image/image_test.py $(CURDIR) $${PKG_BUILD_DIR:-build-pkg}/image
+
+# the files rendered from the configuration tables (a unit test fails while one differs)
+gen-config: build
+	sh scripts/gen-config.sh $(BUILD_DIR)/sf2loki
 
 format:
 	$(CLANG_FORMAT) -i $(FORMAT_FILES)

@@ -60,6 +60,12 @@ deb_install_test() {
 	mode_is /etc/sf2loki 755 root root
 	mode_is /etc/sf2loki/config.yaml 640 root sf2loki
 	mode_is /var/lib/sf2loki 750 sf2loki sf2loki
+	mode_is /usr/share/glib-2.0/schemas/org.sf2loki.gschema.xml 644 root root
+	# libglib2.0-0's dpkg trigger compiles the schema directory, so GSettings finds ours
+	if command -v gsettings >/dev/null; then
+		check "the GSettings schema is compiled (gsettings list-keys org.sf2loki.service)" \
+			sh -c 'gsettings list-keys org.sf2loki.service | grep -qx log-level'
+	fi
 	check "config.yaml is a conffile" sh -c \
 		'dpkg-query -W -f="\${Conffiles}" sf2loki | grep -q "^ /etc/sf2loki/config.yaml "'
 
@@ -151,9 +157,10 @@ deb_remove_purge_test() {
 	check "purge removed /etc/sf2loki" test ! -e /etc/sf2loki
 	check "purge removed the statoverride" sh -c \
 		'! dpkg-statoverride --list /etc/sf2loki/config.yaml'
+	# /var/lib/containers: the image's root file systems (make image), not this install
 	left=$(find /etc /lib /usr /var -name '*sf2loki*' \
 		-not -path '/var/lib/dpkg/*' -not -path '/var/cache/*' -not -path '/usr/src/*' \
-		-not -path "$(pwd)/*" 2>/dev/null || true)
+		-not -path '/var/lib/containers/*' -not -path "$(pwd)/*" 2>/dev/null || true)
 	if [ -z "$left" ]; then
 		ok "purge left no sf2loki files in /etc /lib /usr /var"
 	else
@@ -221,7 +228,8 @@ rpm_test() {
 	echo "$list" | sed 's/^/  /'
 	for f in /usr/bin/sf2loki /usr/lib/systemd/system/sf2loki.service \
 		/usr/lib/sysusers.d/sf2loki.conf /usr/lib/systemd/system-preset/80-sf2loki.preset \
-		/etc/sf2loki/config.yaml /var/lib/sf2loki; do
+		/etc/sf2loki/config.yaml /var/lib/sf2loki \
+		/usr/share/glib-2.0/schemas/org.sf2loki.gschema.xml; do
 		if echo "$list" | grep -qx "$f"; then ok "rpm ships $f"; else bad "rpm lacks $f"; fi
 	done
 	check "rpm marks config.yaml %config(noreplace)" sh -c \

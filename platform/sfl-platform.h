@@ -251,9 +251,9 @@ typedef void (*SflPlatformReloadFunc)(void *user_data);
 
 /*
  * Installs @func to be called when the OS asks the service to re-read its configuration: the
- * SCM's PARAMCHANGE control on Windows (accepted only while RUNNING). Nothing calls it on POSIX
- * yet (SIGHUP is not bridged). Like the stop handler, once this returns with NULL no callback
- * runs or will run.
+ * SCM's PARAMCHANGE control on Windows (accepted only while RUNNING), SIGHUP on POSIX (from a
+ * thread of the platform layer, never the signal handler). Like the stop handler, once this
+ * returns with NULL no callback runs or will run.
  */
 void sfl_platform_set_reload_handler(SflPlatformReloadFunc func, void *user_data);
 

@@ -2,20 +2,25 @@
 # Installs every Debian 12 package sf2loki needs to build, test and run.
 # Idempotent and non-interactive; run as root (or through sudo).
 #
-# usage: install-deps.sh [--windows]
+# usage: install-deps.sh [--windows] [--image]
 #
 # --windows adds what the Windows cross build needs (scripts/build-win-deps.sh, make win-build,
 # make win-test): the mingw-w64 C/C++ toolchain and tools, wine, msitools/wixl, osslsigncode,
 # publicsuffix, and a deb-src entry for bookworm so `apt-get source` works. The Linux build
 # and `make test` never ask for it.
+#
+# --image adds what `make image` and `make image-test` need (packaging/image/): mmdebstrap,
+# buildah, podman and their helpers. Heavy, and only those targets use them.
 set -eu
 
 windows=0
+image=0
 for arg in "$@"; do
 	case $arg in
 	--windows) windows=1 ;;
+	--image) image=1 ;;
 	*)
-		echo "usage: install-deps.sh [--windows]" >&2
+		echo "usage: install-deps.sh [--windows] [--image]" >&2
 		exit 2
 		;;
 	esac
@@ -24,12 +29,13 @@ done
 PACKAGES="
 	build-essential pkg-config meson ninja-build cmake git ca-certificates
 	clang clang-format libclang-rt-14-dev
-	libglib2.0-dev libglib2.0-bin
+	libglib2.0-dev libglib2.0-bin dconf-cli dconf-gsettings-backend
 	libcurl4-openssl-dev libjansson-dev libyaml-dev libssl-dev zlib1g-dev
 	libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler
 	libsnappy-dev libavro-dev libsoup-3.0-dev
 	python3 python3-yaml python3-grpcio python3-protobuf python3-snappy
 	python3-avro python3-jwt python3-botocore python3-cryptography
+	python3-jsonschema
 	gcc-mingw-w64-x86-64 wine wine64
 	systemd openssl procps gcovr
 	prometheus
@@ -43,6 +49,12 @@ WINDOWS_PACKAGES="
 	libz-mingw-w64-dev binutils-mingw-w64-x86-64
 	wine wine64 msitools wixl osslsigncode publicsuffix
 	dpkg-dev cmake meson ninja-build protobuf-c-compiler tcl xz-utils
+"
+
+# the rootfs from Debian's archive, the image without a registry base, the smoke test's
+# runtime (crun, conmon and netavark come with podman)
+IMAGE_PACKAGES="
+	mmdebstrap buildah podman uidmap fuse-overlayfs slirp4netns dpkg-dev
 "
 
 SUDO=""
@@ -72,6 +84,9 @@ if [ "$windows" -eq 1 ] && [ ! -f "$DEB_SRC_FILE" ]; then
 fi
 if [ "$windows" -eq 1 ]; then
 	PACKAGES="$PACKAGES $WINDOWS_PACKAGES"
+fi
+if [ "$image" -eq 1 ]; then
+	PACKAGES="$PACKAGES $IMAGE_PACKAGES"
 fi
 
 missing=""

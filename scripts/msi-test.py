@@ -22,12 +22,15 @@ Debian module is missing):
   run         an operator's config.yaml (the simulators), `net start`: RUNNING, /readyz 200, every
               row of three EventLogFiles in Loki once, the checkpoint committed to the default
               %ProgramData%\\sf2loki\\state.json; preshutdown timeout and Event Log lines
+  reload      config.yaml edited, SERVICE_CONTROL_PARAMCHANGE: applied in the same process (a new
+              config hash in /statusz), a fourth file shipped once; `sf2loki.exe reload` of a
+              restart-only change (state.file.path) reported in pending_restart, then reverted
   stop        `net stop` drains: STOPPED, Win32 exit code 0, service-specific code 0
   upgrade     with the service running, `msiexec /i` of the higher version: one product left,
               the service running the new version (/statusz, `sf2loki.exe version`, its signed
               binary) as a new process, config.yaml and the checkpoint unchanged by the upgrade;
-              then three more files: every row of all six in Loki exactly once, the checkpoint
-              holding all six (no regression)
+              then three more files: every row of all seven in Loki exactly once, the checkpoint
+              holding all seven (no regression)
   downgrade   `msiexec /i` of the older MSI is refused and leaves the new version running
   uninstall   `msiexec /x /qn` with the service running: the service, Program Files\\sf2loki, the
               Event Log source and the product entry gone; %ProgramData%\\sf2loki kept as it was
@@ -41,6 +44,7 @@ output is ever read through a pipe (services.exe inherits it and never closes it
 import argparse
 import hashlib
 import importlib.util
+import filecmp
 import json
 import os
 import re
@@ -368,6 +372,12 @@ class Run:
         want_files = sorted(os.listdir(dist) + ["config.example.yaml", "sfl-msi-action.exe"])
         check(sorted(installed) == want_files, "Program Files\\sf2loki holds %s, expected %s"
               % (sorted(installed), want_files))
+        # the GSettings schema where GLib's default source looks beside the exe
+        for name in ("gschemas.compiled", "org.sf2loki.gschema.xml"):
+            rel = os.path.join("share", "glib-2.0", "schemas", name)
+            got = self.wine.unix(self.program_files + "\\" + rel.replace("/", "\\"))
+            check(os.path.isfile(got) and filecmp.cmp(got, os.path.join(dist, rel), shallow=False),
+                  "Program Files\\sf2loki\\%s is missing or differs from dist/" % rel)
         q = self.query()
         check(q["exists"], "the service is not registered after the install")
         cfg = q["config"]
@@ -469,6 +479,69 @@ service:
                        "%d Event Log lines" % (self.pid, s["distinct"], len(self.files),
                                                self.data_dir, pre, len(events)))
 
+    def wait_reload(self, old_hash, want_outcome, deadline):
+        end = time.monotonic() + deadline
+        while True:
+            cfg = json.loads(self.health("/statusz")[1]).get("config", {})
+            if cfg.get("hash") != old_hash and cfg.get("last_reload") == want_outcome:
+                return cfg
+            check(time.monotonic() < end, "/statusz config %r %.0f s after the reload request, "
+                  "expected last_reload %r and a hash other than %r"
+                  % (cfg, deadline, want_outcome, old_hash))
+            time.sleep(0.5)  # polling the health server, under the deadline above
+
+    def reload(self):
+        """SERVICE_CONTROL_PARAMCHANGE and `sf2loki reload` reload the configuration in the
+        running service (docs/configuration.md, "Live reload"): the same process, a new hash,
+        what arrives afterwards shipped once; a restart-only change is reported, not applied."""
+        t0 = time.monotonic()
+        config = self.wine.unix(self.data_dir + "\\config.yaml")
+        with open(config) as f:
+            original = f.read()
+        before = json.loads(self.health("/statusz")[1])["config"]
+        edited = original.replace("      max_entries: 500\n", "      max_entries: 400\n")
+        check(edited != original, "the run's config.yaml has no max_entries: 500 to change")
+        E2E.write(config, edited)
+        # wine's sc.exe has no `control`; sfl-svc-query sends what `sc control … paramchange` does
+        rc, text, _ = self.wine.run([self.query_exe, SERVICE, "paramchange"], "paramchange",
+                                    timeout=60)
+        check(rc == 0, "PARAMCHANGE: sfl-svc-query exited %d: %s" % (rc, text.strip()))
+        applied = self.wait_reload(before["hash"], "applied", 60)
+        check(applied.get("pending_restart") == [], "pending_restart after an absorbable "
+              "change: %r" % applied.get("pending_restart"))
+        q = self.query()
+        check(q["status"]["state"] == 4 and q["status"]["pid"] == self.pid, "the service is %r "
+              "after PARAMCHANGE, expected RUNNING in process %d" % (q["status"], self.pid))
+        # the term the reload started ships what arrives now, from the drained term's checkpoint
+        self.add_files(len(self.files), 1, 5)
+        s = self.wait_rows(180)
+        self.check_exactly_once(s, "after the reload")
+        self.wait_committed(self.files, 60)
+        # a restart-only change through `sf2loki reload` (the loopback control path)
+        E2E.write(config, edited + "state:\n  file:\n    path: '%s\\moved.json'\n"
+                  % self.data_dir)
+        rc, text, _ = self.wine.run([self.exe, "reload", "--config",
+                                     self.data_dir + "\\config.yaml"], "reload-restart-only")
+        check(rc == 0, "sf2loki reload of a restart-only change exited %d: %s"
+              % (rc, text.strip()))
+        cfg = json.loads(self.health("/statusz")[1])["config"]
+        check("state.file.path" in cfg.get("pending_restart", []), "/statusz pending_restart "
+              "%r after a state.file.path change" % cfg.get("pending_restart"))
+        E2E.write(config, edited)
+        rc, text, _ = self.wine.run([self.exe, "reload", "--config",
+                                     self.data_dir + "\\config.yaml"], "reload-back")
+        check(rc == 0, "sf2loki reload back exited %d: %s" % (rc, text.strip()))
+        cfg = json.loads(self.health("/statusz")[1])["config"]
+        check(cfg.get("pending_restart") == [], "pending_restart %r once the file matches the "
+              "running configuration again" % cfg.get("pending_restart"))
+        check(self.query()["status"]["pid"] == self.pid, "the service restarted during the "
+              "reloads")
+        self.step.done("reload", "PARAMCHANGE applied in %.1f s in process %d (hash %s -> %s), "
+                       "then %d rows of %d files in Loki once; `sf2loki reload`: a restart-only "
+                       "change reported in pending_restart, cleared when reverted"
+                       % (time.monotonic() - t0, self.pid, before["hash"], applied["hash"],
+                          s["distinct"], len(self.files)))
+
     def stop(self):
         t0 = time.monotonic()
         rc, text, _ = self.wine.run(["net", "stop", SERVICE], "net-stop")
@@ -519,7 +592,7 @@ service:
                   "running %s (signed), config and checkpoint unchanged"
                   % (self.next_version, took, old_version, q["status"]["pid"], version))
         # what arrives from now on is read by the new version from the old one's checkpoint
-        self.add_files(3, 3, 4)
+        self.add_files(len(self.files), 3, 4)
         s = self.wait_rows(180)
         self.check_exactly_once(s, "after the upgrade")
         self.wait_committed(self.files, 60)
@@ -577,7 +650,7 @@ def main():
     run = Run(opts, work)
     verdict = "FAIL"
     try:
-        for step in (run.signing, run.install, run.start_run, run.stop, run.upgrade,
+        for step in (run.signing, run.install, run.start_run, run.reload, run.stop, run.upgrade,
                      run.downgrade, run.uninstall):
             step()
         verdict = "PASS"

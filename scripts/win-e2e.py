@@ -684,9 +684,61 @@ def scenario_elf_stall(env):
           % (failures, timeouts))
 
 
+# --- gsettings ---------------------------------------------------------------------------------
+
+def run_dump(env, binary, config, name, schema_dir):
+    """`config dump --origin`; the exe must find the schema it ships (dist/share/glib-2.0/
+    schemas, where the MSI installs it), so GSETTINGS_SCHEMA_DIR is only given natively."""
+    child_env = dict(os.environ)
+    child_env.pop("GSETTINGS_SCHEMA_DIR", None)
+    if schema_dir:
+        child_env["GSETTINGS_SCHEMA_DIR"] = schema_dir
+    res = subprocess.run(env.command(binary) + ["config", "dump", "--origin", "--config", config],
+                         capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+                         env=child_env)
+    # not norm(): it folds the "//" of the URLs checked here
+    text = (res.stdout.decode(errors="replace") + res.stderr.decode(errors="replace")).replace(
+        "\r\n", "\n")
+    write(os.path.join(env.scenario_dir("gsettings"), name + ".out"), text)
+    return res.returncode, text
+
+
+def scenario_gsettings(env):
+    """The GSettings keyfile layer (docs/configuration.md) on both builds: a keyfile value wins
+    over the YAML one and names its schema and key; a bad value is exit 2 naming both."""
+    d = env.scenario_dir("gsettings")
+    keyfile = write(os.path.join(d, "sf2loki.ini"),
+                    "[sink/loki]\nurl='http://from-gsettings:3100'\n"
+                    "[service]\nprogress-interval='5m'\n")
+    bad_keyfile = write(os.path.join(d, "bad.ini"), "[service]\nlog-level='loud'\n")
+    base = elf_config(env, 9, 9, os.path.join(d, "state.json"))
+    good = write(os.path.join(d, "good.yaml"),
+                 base + "\nservice:\n  gsettings_keyfile: %s\n" % keyfile
+                 if "\nservice:" not in base else
+                 base.replace("\nservice:\n", "\nservice:\n  gsettings_keyfile: %s\n" % keyfile))
+    bad = write(os.path.join(d, "bad.yaml"), open(good).read().replace(keyfile, bad_keyfile))
+    schema_dir = os.path.join(os.path.dirname(os.path.abspath(env.opts.native)), "data")
+    want = ['sink.loki.url: "http://from-gsettings:3100"  # gsettings:org.sf2loki.sink.loki url',
+            "service.progress_interval: 5m  # gsettings:org.sf2loki.service progress-interval"]
+    for label, binary, sdir in (("native", env.opts.native, schema_dir),
+                                ("exe", env.opts.exe, None)):
+        rc, text = run_dump(env, binary, good, "good." + label, sdir)
+        check(rc == 0, "gsettings: config dump exited %d on the %s build: %s" % (rc, label, text))
+        for line in want:
+            check(line in text.splitlines(),
+                  "gsettings: %r missing from the %s build's dump" % (line, label))
+        rc, text = run_dump(env, binary, bad, "bad." + label, sdir)
+        check(rc == 2, "gsettings: a bad value exited %d on the %s build" % (rc, label))
+        check("org.sf2loki.service" in text and "log-level" in text,
+              "gsettings: the %s build's error does not name the schema and key: %s"
+              % (label, text))
+        print("gsettings: %s build: keyfile values applied with their origin, a bad value "
+              "refused naming org.sf2loki.service log-level" % label)
+
+
 SCENARIOS = [("parity", scenario_parity), ("elf-hostile", scenario_elf_hostile),
              ("loki-faults", scenario_loki_faults), ("pubsub", scenario_pubsub),
-             ("elf-stall", scenario_elf_stall)]
+             ("elf-stall", scenario_elf_stall), ("gsettings", scenario_gsettings)]
 
 
 def main():

@@ -94,6 +94,8 @@ def main():
     dist = os.path.join(opts.build_dir, "dist")
     action = os.path.join(opts.build_dir, "packaging", "msi", "sfl-msi-action.exe")
     for path, hint in ((os.path.join(dist, "sf2loki.exe"), "make win-build"),
+                       (os.path.join(dist, "share", "glib-2.0", "schemas", "gschemas.compiled"),
+                        "make win-build"),
                        (action, "meson compile -C %s sfl-msi-action" % opts.build_dir)):
         if not os.path.isfile(path):
             sys.exit("build-msi: %s is missing (%s)" % (path, hint))
@@ -133,6 +135,7 @@ def main():
             "UPGRADE_CODE": UPGRADE_CODE,
             "GUID_SERVICE": component_guid("sf2loki.exe"),
             "GUID_CONFIG_EXAMPLE": component_guid("config.example.yaml"),
+            "GUID_GSCHEMA": component_guid("share/glib-2.0/schemas/gschemas.compiled"),
             "GUID_MSI_ACTION": component_guid("sfl-msi-action.exe"),
             # wixl takes sources relative to where it runs (it asserts on absolute ones)
             "DIST": "dist",

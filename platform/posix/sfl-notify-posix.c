@@ -14,6 +14,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,12 +217,97 @@ sfl_platform_set_stop_handler(SflPlatformStopFunc func, void *user_data)
 	(void)user_data;
 }
 
+/*
+ * SIGHUP asks for a reload. A signal handler may do almost nothing, so it writes one byte to
+ * a pipe; a thread of ours reads it and calls the handler with the lock held, which is what
+ * the Windows SCM thread does with PARAMCHANGE: the daemon sees one contract on every OS.
+ * The signal stays handled (never the default, which ends the process) once a handler was
+ * installed, so a SIGHUP between two runs of the daemon is merely dropped.
+ */
+static pthread_mutex_t sfl_reload_lock = PTHREAD_MUTEX_INITIALIZER;
+static SflPlatformReloadFunc sfl_reload_func;
+static void *sfl_reload_data;
+static int sfl_reload_pipe[2] = { -1, -1 };
+
+static void
+sfl_reload_signal_handler(int signo)
+{
+	int saved = errno;
+	char byte = 'H';
+	ssize_t n;
+
+	(void)signo;
+	/* a full pipe already holds a wake-up: the requests coalesce anyway */
+	n = write(sfl_reload_pipe[1], &byte, 1);
+	(void)n;
+	errno = saved;
+}
+
+static void *
+sfl_reload_thread(void *arg)
+{
+	char buf[64];
+
+	(void)arg;
+	for (;;) {
+		ssize_t n = read(sfl_reload_pipe[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		pthread_mutex_lock(&sfl_reload_lock);
+		if (sfl_reload_func != NULL)
+			sfl_reload_func(sfl_reload_data);
+		pthread_mutex_unlock(&sfl_reload_lock);
+	}
+}
+
+/* once per process: the pipe, the reader thread and the SIGHUP disposition */
+static bool
+sfl_reload_install(void)
+{
+	struct sigaction sa;
+	sigset_t all, old;
+	pthread_t thread;
+	int rc;
+
+	if (sfl_reload_pipe[0] >= 0)
+		return true;
+	if (pipe(sfl_reload_pipe) != 0)
+		return false;
+	(void)fcntl(sfl_reload_pipe[0], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(sfl_reload_pipe[1], F_SETFD, FD_CLOEXEC);
+	(void)fcntl(sfl_reload_pipe[1], F_SETFL, O_NONBLOCK);
+	/* the reader takes no signal of its own: they stay with the main loop's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&thread, NULL, sfl_reload_thread, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		close(sfl_reload_pipe[0]);
+		close(sfl_reload_pipe[1]);
+		sfl_reload_pipe[0] = sfl_reload_pipe[1] = -1;
+		return false;
+	}
+	pthread_detach(thread);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sfl_reload_signal_handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGHUP, &sa, NULL);
+	return true;
+}
+
 void
 sfl_platform_set_reload_handler(SflPlatformReloadFunc func, void *user_data)
 {
-	/* SIGHUP is not bridged yet; a later reload belongs to the entry point like the signals */
-	(void)func;
-	(void)user_data;
+	if (func != NULL && !sfl_reload_install())
+		return;
+	/* returns once no callback runs: the reader holds the lock while it calls one */
+	pthread_mutex_lock(&sfl_reload_lock);
+	sfl_reload_func = func;
+	sfl_reload_data = func != NULL ? user_data : NULL;
+	pthread_mutex_unlock(&sfl_reload_lock);
 }
 
 static SflPlatformStatus

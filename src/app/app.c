@@ -696,3 +696,22 @@ sfl_app_dup_no_source_reason(const SflConfig *config)
 	g_string_append_c(text, ')');
 	return g_string_free(g_steal_pointer(&text), FALSE);
 }
+
+SflLogLevel
+sfl_app_log_level(const SflConfig *config)
+{
+	switch ((SflConfigLogLevel)config->data.service.log_level) {
+	case SFL_CONFIG_LOG_LEVEL_DEBUG:
+		return SFL_LOG_LEVEL_DEBUG;
+	case SFL_CONFIG_LOG_LEVEL_INFO:
+		return SFL_LOG_LEVEL_INFO;
+	case SFL_CONFIG_LOG_LEVEL_WARNING:
+	case SFL_CONFIG_LOG_LEVEL_WARN:
+		return SFL_LOG_LEVEL_WARNING;
+	case SFL_CONFIG_LOG_LEVEL_ERROR:
+		return SFL_LOG_LEVEL_ERROR;
+	case SFL_CONFIG_LOG_LEVEL_CRITICAL:
+		return SFL_LOG_LEVEL_CRITICAL;
+	}
+	return SFL_LOG_LEVEL_INFO;
+}

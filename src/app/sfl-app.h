@@ -8,6 +8,7 @@
 #include "sfl-config.h"
 #include "sfl-coordinator.h"
 #include "sfl-curl-loop.h"
+#include "sfl-log.h"
 #include "sfl-sink.h"
 
 G_BEGIN_DECLS
@@ -29,6 +30,9 @@ gboolean sfl_app_coordinator_is_fenced(const SflConfig *config);
 SflSink *sfl_app_build_sink(const SflConfig *config, SflCurlLoop *loop, guint push_timeout_ms,
 			    GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gchar *sfl_app_default_holder(void) G_GNUC_WARN_UNUSED_RESULT;
+
+/* service.log_level as the log writer's level (`run` at start, a reload later) */
+SflLogLevel sfl_app_log_level(const SflConfig *config);
 
 /* offline: why a run would ingest nothing (every source of every org off), or NULL */
 gchar *sfl_app_dup_no_source_reason(const SflConfig *config) G_GNUC_WARN_UNUSED_RESULT;

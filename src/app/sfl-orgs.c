@@ -207,6 +207,59 @@ sfl_orgs_new(const SflConfig *config, SflCurlLoop *loop, SflClock *clock, GError
 	return g_steal_pointer(&self);
 }
 
+/**
+ * sfl_orgs_same_orgs:
+ * @config: one configuration
+ * @other: another
+ *
+ * Returns: %TRUE when both name the same orgs in the same order (single-org counts as one)
+ */
+gboolean
+sfl_orgs_same_orgs(const SflConfig *config, const SflConfig *other)
+{
+	const GPtrArray *a = config->data.orgs;
+	const GPtrArray *b = other->data.orgs;
+
+	if (a->len != b->len)
+		return FALSE;
+	for (guint i = 0; i < a->len; i++) {
+		const SflOrgConfig *x = g_ptr_array_index(a, i);
+		const SflOrgConfig *y = g_ptr_array_index(b, i);
+		if (g_strcmp0(x->name, y->name) != 0)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * sfl_orgs_rebind:
+ * @self: the orgs, between terms
+ * @config: a configuration naming the same orgs (sfl_orgs_same_orgs()); must outlive @self
+ *
+ * The next term's sources, labels and metadata come from @config. The token providers and
+ * REST clients stay as built: salesforce.* needs a restart (docs/configuration.md, "Live
+ * reload"), so they keep reading the configuration they were built from.
+ */
+void
+sfl_orgs_rebind(SflOrgs *self, const SflConfig *config)
+{
+	const SflConfigData *d = &config->data;
+
+	g_return_if_fail(self->running->len == 0);
+	g_return_if_fail(sfl_orgs_same_orgs(self->config, config));
+	self->config = config;
+	if (d->orgs->len == 0) {
+		SflOrg *org = g_ptr_array_index(self->orgs, 0);
+		org->sources = &d->sources;
+		return;
+	}
+	for (guint i = 0; i < d->orgs->len; i++) {
+		SflOrgConfig *oc = g_ptr_array_index(d->orgs, i);
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		org->sources = &oc->sources;
+	}
+}
+
 /* --- the start-up probe --------------------------------------------------------------------- */
 
 typedef struct {

@@ -31,6 +31,10 @@ SflOrgs *sfl_orgs_new(const SflConfig *config, SflCurlLoop *loop, SflClock *cloc
 		      GError **error) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_orgs_free(SflOrgs *self);
 
+/* a reload: whether @other names the same orgs, and the next term's configuration */
+gboolean sfl_orgs_same_orgs(const SflConfig *config, const SflConfig *other);
+void sfl_orgs_rebind(SflOrgs *self, const SflConfig *config);
+
 /* offline validation shared with `sf2loki check`: overlap guard and transform rules */
 gboolean sfl_orgs_check_config(const SflConfig *config, GError **error);
 

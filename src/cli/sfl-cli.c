@@ -13,6 +13,8 @@
 
 #include "sfl-app.h"
 #include "sfl-kinds.h"
+#include "sfl-cli-dump.h"
+#include "sfl-cli-reload.h"
 #include "sfl-cli-state.h"
 #include "sfl-config.h"
 #include "sfl-platform.h"
@@ -29,9 +31,17 @@ static const gchar *const sfl_cli_usage =
 	"  sf2loki check --config PATH       validate the configuration offline (exit 0 or 2)\n"
 	"  sf2loki config example            print an annotated example configuration\n"
 	"  sf2loki config reference          print the configuration reference (Markdown)\n"
+	"  sf2loki config schema             print the configuration's JSON Schema\n"
+	"  sf2loki config helm-values        print the Helm chart's generated config: block\n"
+	"  sf2loki config gschema            print the GSettings schema (org.sf2loki.gschema.xml)\n"
+	"  sf2loki config dump [--origin] [--config PATH]\n"
+	"                                    the effective configuration, redacted; --origin\n"
+	"                                    says which layer gave each value\n"
 	"  sf2loki doctor [--json] [--org NAME] [--config PATH]\n"
 	"                                    live preflight: Salesforce, Loki, state, lease\n"
 	"                                    (exit 0 ok, 1 a check failed, 2 config or org)\n"
+	"  sf2loki reload [--config PATH]    ask the running service to reload its configuration\n"
+	"                                    (exit 0 applied, 1 refused, 2 config or usage)\n"
 	"  sf2loki state COMMAND ...         inspect or repair checkpoints (see: sf2loki state)\n"
 	"  sf2loki version                   print the version\n"
 	"  sf2loki help                      print this help\n"
@@ -125,13 +135,21 @@ sfl_cli_config(gchar **args)
 	g_autofree gchar *text = NULL;
 
 	if (args[0] == NULL || args[1] != NULL)
-		return sfl_cli_usage_error("config needs one of: example, reference");
+		return sfl_cli_usage_error("config needs one of: example, reference, schema, "
+					   "helm-values, gschema, dump");
 	if (g_str_equal(args[0], "example"))
 		text = sfl_config_render_example();
 	else if (g_str_equal(args[0], "reference"))
 		text = sfl_config_render_reference();
+	else if (g_str_equal(args[0], "schema"))
+		text = sfl_config_render_jsonschema();
+	else if (g_str_equal(args[0], "helm-values"))
+		text = sfl_config_render_helm_values();
+	else if (g_str_equal(args[0], "gschema"))
+		text = sfl_config_render_gschema();
 	else
-		return sfl_cli_usage_error("unknown config artifact '%s' (example, reference)",
+		return sfl_cli_usage_error("unknown config artifact '%s' (example, reference, "
+					   "schema, helm-values, gschema, dump)",
 					   args[0]);
 	fputs(text, stdout);
 	return fflush(stdout) == 0 ? SFL_EXIT_OK : SFL_EXIT_FAILURE;
@@ -196,6 +214,7 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 	gboolean merge = FALSE;
 	g_autofree gchar *key_glob = NULL;
 	g_autofree gchar *org = NULL;
+	gboolean origin = FALSE;
 	const GOptionEntry entries[] = {
 		{ "config", 'c', 0, G_OPTION_ARG_FILENAME, &config_path, "YAML configuration file",
 		  "PATH" },
@@ -211,6 +230,8 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 		  "state import: merge instead of replace", NULL },
 		{ "key", 0, 0, G_OPTION_ARG_STRING, &key_glob, "state list: keys matching GLOB",
 		  "GLOB" },
+		{ "origin", 0, 0, G_OPTION_ARG_NONE, &origin,
+		  "config dump: where each value came from", NULL },
 		{ NULL }
 	};
 	const gchar *command;
@@ -240,6 +261,8 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 	}
 
 	command = args[1];
+	if (origin && (g_strcmp0(command, "config") != 0 || g_strcmp0(args[2], "dump") != 0))
+		return sfl_cli_usage_error("--origin goes with config dump");
 	if (command != NULL && g_str_equal(command, "doctor")) {
 		SflDoctorOptions opts = { .config_path = config_path, .org = org, .json = json };
 		if (args[2] != NULL)
@@ -272,8 +295,20 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 			return sfl_cli_usage_error("unexpected argument '%s'", args[2]);
 		return sfl_cli_check(config_path);
 	}
+	if (g_str_equal(command, "config") && g_strcmp0(args[2], "dump") == 0) {
+		if (args[3] != NULL)
+			return sfl_cli_usage_error("unexpected argument '%s'", args[3]);
+		return sfl_cli_config_dump(config_path, origin);
+	}
 	if (g_str_equal(command, "config"))
 		return sfl_cli_config(args + 2);
+	if (g_str_equal(command, "reload")) {
+		if (args[2] != NULL)
+			return sfl_cli_usage_error("unexpected argument '%s'", args[2]);
+		if (check)
+			return sfl_cli_usage_error("reload takes only --config");
+		return sfl_cli_reload(config_path);
+	}
 	if (g_str_equal(command, "version")) {
 		printf("sf2loki %s\n", PACKAGE_VERSION);
 		return SFL_EXIT_OK;

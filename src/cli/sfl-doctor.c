@@ -594,7 +594,8 @@ sfl_doctor_loki_failed(SflDoctor *d, const gchar *name, const SflSinkResult *res
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL, "cannot reach %s: %s",
 			       d->config->data.sink.loki.url,
 			       result->reason != NULL ? result->reason : detail);
-	else if (result->outcome == SFL_SINK_REJECTED && n_metadata > 0)
+	else if ((result->outcome == SFL_SINK_REJECTED || result->outcome == SFL_SINK_PARTIAL) &&
+		 n_metadata > 0)
 		sfl_doctor_add(d, name, SFL_DOCTOR_FAIL,
 			       "HTTP %u: the line was refused (%s); production lines carry "
 			       "structured metadata: does this Loki accept it "

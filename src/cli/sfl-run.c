@@ -8,6 +8,7 @@
 
 #include "sfl-run.h"
 
+#include "sfl-app.h"
 #include "sfl-daemon.h"
 #include "sfl-log.h"
 
@@ -15,25 +16,6 @@
  * `sf2loki run`: the log set up as configured, then the daemon object (src/app/sfl-daemon.c)
  * runs until a stop request and releases everything it built.
  */
-
-static SflLogLevel
-sfl_run_log_level(gint level)
-{
-	switch ((SflConfigLogLevel)level) {
-	case SFL_CONFIG_LOG_LEVEL_DEBUG:
-		return SFL_LOG_LEVEL_DEBUG;
-	case SFL_CONFIG_LOG_LEVEL_INFO:
-		return SFL_LOG_LEVEL_INFO;
-	case SFL_CONFIG_LOG_LEVEL_WARNING:
-	case SFL_CONFIG_LOG_LEVEL_WARN:
-		return SFL_LOG_LEVEL_WARNING;
-	case SFL_CONFIG_LOG_LEVEL_ERROR:
-		return SFL_LOG_LEVEL_ERROR;
-	case SFL_CONFIG_LOG_LEVEL_CRITICAL:
-		return SFL_LOG_LEVEL_CRITICAL;
-	}
-	return SFL_LOG_LEVEL_INFO;
-}
 
 /**
  * sfl_run:
@@ -54,8 +36,7 @@ sfl_run(SflConfig *config, const SflCliPlatform *platform, GError **error)
 	g_return_val_if_fail(config != NULL, FALSE);
 	g_return_val_if_fail(error == NULL || *error == NULL, FALSE);
 
-	sfl_log_setup((SflLogFormat)config->data.service.log_format,
-		      sfl_run_log_level(config->data.service.log_level));
+	sfl_log_setup((SflLogFormat)config->data.service.log_format, sfl_app_log_level(config));
 	daemon = sfl_daemon_new(config, platform != NULL ? platform->install_stop_handlers : NULL);
 	return sfl_daemon_run(daemon, error);
 }

@@ -133,6 +133,8 @@ void sfl_config_schema_clear(const SflConfigSchema *schema, gpointer obj);
 gboolean sfl_config_schema_is_secret(const SflConfigField *field);
 gchar *sfl_config_default_state_file(const gchar *name, GError **error) G_GNUC_WARN_UNUSED_RESULT;
 const SflConfigField *sfl_config_schema_find(const SflConfigSchema *schema, const gchar *key);
+/* the first sentence of a table's help text, for summaries ("" when there is none) */
+gchar *sfl_config_help_first_sentence(const gchar *help) G_GNUC_WARN_UNUSED_RESULT;
 
 SflConfigPair *sfl_config_pair_new(const gchar *key, const gchar *value, gdouble number);
 void sfl_config_pair_free(SflConfigPair *pair);

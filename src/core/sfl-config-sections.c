@@ -1159,6 +1159,17 @@ static const SflConfigField sfl_service_fields[] = {
 		  "0 disables (not in the Python original)." },
 	{ FIELD(SflServiceConfig, "telemetry", SFL_CONFIG_TYPE_OBJECT, telemetry),
 	  .schema = &sfl_telemetry_schema, .help = "OTLP metrics push." },
+	{ FIELD(SflServiceConfig, "config_sources", SFL_CONFIG_TYPE_STRING_LIST, config_sources),
+	  .def = "[file, gsettings, env]", .pattern = "(file|gsettings|env)$",
+	  .help = "Which layers are read over the built-in defaults, lowest first: the YAML file, "
+		  "GSettings (when a backend exists) and SF2LOKI_* environment variables. Read "
+		  "from the file and the environment only (docs/configuration.md)." },
+	{ FIELD(SflServiceConfig, "gsettings_keyfile", SFL_CONFIG_TYPE_PATH, gsettings_keyfile),
+	  .flags = SFL_CONFIG_FIELD_NULLABLE,
+	  .def_doc = "`/etc/sf2loki/gsettings/sf2loki.ini`; on Windows "
+		     "`%ProgramData%\\sf2loki\\gsettings\\sf2loki.ini`",
+	  .help = "The GSettings keyfile read when it exists and DCONF_PROFILE is not set; null "
+		  "is the platform's default. Read from the file and the environment only." },
 	{ NULL }
 };
 

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "sfl-config-gsettings.h"
 #include "sfl-error.h"
 #include "sfl-redact.h"
 
@@ -36,8 +37,84 @@ sfl_config_free(SflConfig *config)
 	if (config == NULL)
 		return;
 	sfl_config_schema_clear(&sfl_config_root_schema, &config->data);
+	g_clear_pointer(&config->root, sfl_config_node_free);
+	g_clear_pointer(&config->gsettings, sfl_config_gsettings_free);
 	g_free(config->path);
 	g_free(config);
+}
+
+typedef struct {
+	gboolean file;
+	gboolean gsettings;
+	gboolean env;
+	gchar *keyfile;
+} SflConfigSources;
+
+/* the keys the pre-pass reads, and the only ones a file outside the sources still gives */
+static const gchar *const sfl_config_prepass_keys[] = { "config_sources", "gsettings_keyfile",
+							NULL };
+
+/*
+ * Which layers to read is itself configuration, but it cannot come from GSettings (whether
+ * GSettings is read would depend on GSettings), so a pre-pass reads service.config_sources
+ * and service.gsettings_keyfile from the file and the environment only. Its problems are
+ * left to the main pass, which reports them with the rest; until then the defaults apply.
+ */
+static void
+sfl_config_prepass(const SflConfigNode *root, gchar **envp, SflConfigSources *out)
+{
+	g_autoptr(SflConfigNode) copy = sfl_config_node_copy(root);
+	SflConfigContext scratch;
+	const SflConfigNode *service, *list, *keyfile;
+
+	out->file = out->gsettings = out->env = TRUE;
+	out->keyfile = NULL;
+	sfl_config_context_init(&scratch, envp);
+	sfl_config_schema_apply_env(&sfl_config_root_schema, copy, envp, &scratch);
+	sfl_config_context_clear(&scratch);
+
+	service = sfl_config_node_lookup(copy, "service");
+	if (service == NULL || service->kind != SFL_CONFIG_NODE_MAPPING)
+		return;
+	list = sfl_config_node_lookup(service, "config_sources");
+	if (list != NULL && list->kind == SFL_CONFIG_NODE_SEQUENCE) {
+		out->file = out->gsettings = out->env = FALSE;
+		for (guint i = 0; i < list->items->len; i++) {
+			const SflConfigNode *item = g_ptr_array_index(list->items, i);
+			if (item->kind != SFL_CONFIG_NODE_SCALAR)
+				continue;
+			out->file |= g_str_equal(item->text, "file");
+			out->gsettings |= g_str_equal(item->text, "gsettings");
+			out->env |= g_str_equal(item->text, "env");
+		}
+	}
+	keyfile = sfl_config_node_lookup(service, "gsettings_keyfile");
+	if (keyfile != NULL && keyfile->kind == SFL_CONFIG_NODE_SCALAR)
+		out->keyfile = g_strdup(keyfile->text);
+}
+
+/* a root holding only the pre-pass keys of @root, for a file left out of the sources */
+static SflConfigNode *
+sfl_config_prepass_only(const SflConfigNode *root)
+{
+	SflConfigNode *out = sfl_config_node_new(SFL_CONFIG_NODE_MAPPING, root->origin);
+	const SflConfigNode *service = sfl_config_node_lookup(root, "service");
+	SflConfigNode *kept = NULL;
+
+	if (service == NULL || service->kind != SFL_CONFIG_NODE_MAPPING)
+		return out;
+	for (guint i = 0; sfl_config_prepass_keys[i] != NULL; i++) {
+		const SflConfigNode *v =
+			sfl_config_node_lookup(service, sfl_config_prepass_keys[i]);
+		if (v == NULL)
+			continue;
+		if (kept == NULL)
+			kept = sfl_config_node_new(SFL_CONFIG_NODE_MAPPING, service->origin);
+		sfl_config_node_set(kept, sfl_config_prepass_keys[i], sfl_config_node_copy(v));
+	}
+	if (kept != NULL)
+		sfl_config_node_set(out, "service", kept);
+	return out;
 }
 
 /**
@@ -61,6 +138,7 @@ sfl_config_load_from_data(const gchar *data, gsize len, const gchar *origin, gch
 	g_autoptr(SflConfigNode) root = NULL;
 	g_autoptr(SflConfig) config = g_new0(SflConfig, 1);
 	SflConfigContext ctx;
+	SflConfigSources sources;
 
 	g_return_val_if_fail(data != NULL || len == 0, NULL);
 	g_return_val_if_fail(origin != NULL, NULL);
@@ -77,7 +155,28 @@ sfl_config_load_from_data(const gchar *data, gsize len, const gchar *origin, gch
 	}
 
 	sfl_config_context_init(&ctx, envp);
-	sfl_config_schema_apply_env(&sfl_config_root_schema, root, envp, &ctx);
+	/* defaults < file < GSettings < environment, per leaf (docs/configuration.md) */
+	sfl_config_prepass(root, envp, &sources);
+	if (!sources.file) {
+		SflConfigNode *only = sfl_config_prepass_only(root);
+		sfl_config_node_free(root);
+		root = only;
+	}
+	if (sources.gsettings) {
+		g_autoptr(GError) gerror = NULL;
+		if (!sfl_config_gsettings_open(envp, sources.keyfile, &config->gsettings,
+					       &gerror)) {
+			sfl_config_error(&ctx, "service.config_sources", NULL, "%s",
+					 gerror->message);
+		} else if (config->gsettings != NULL) {
+			g_autoptr(SflConfigNode) overlay =
+				sfl_config_gsettings_read(config->gsettings, &ctx);
+			sfl_config_gsettings_merge(&sfl_config_root_schema, root, overlay);
+		}
+	}
+	g_free(sources.keyfile);
+	if (sources.env)
+		sfl_config_schema_apply_env(&sfl_config_root_schema, root, envp, &ctx);
 	sfl_config_schema_load(&sfl_config_root_schema, &config->data, root, "", &ctx);
 
 	if (ctx.errors->len > 0) {
@@ -94,6 +193,7 @@ sfl_config_load_from_data(const gchar *data, gsize len, const gchar *origin, gch
 	for (guint i = 0; i < ctx.secrets->len; i++)
 		sfl_redact_add_secret(g_ptr_array_index(ctx.secrets, i));
 	sfl_config_context_clear(&ctx);
+	config->root = g_steal_pointer(&root);
 	return g_steal_pointer(&config);
 }
 

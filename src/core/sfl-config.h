@@ -335,6 +335,8 @@ typedef struct {
 	SflDuration unready_after_sink_failing;
 	SflDuration progress_interval;
 	SflTelemetryConfig telemetry;
+	GStrv config_sources;	  /* "file", "gsettings", "env" (docs/configuration.md) */
+	gchar *gsettings_keyfile; /* NULL = the platform's default */
 } SflServiceConfig;
 
 typedef struct {
@@ -352,6 +354,10 @@ typedef struct _SflConfig SflConfig;
 struct _SflConfig {
 	SflConfigData data;
 	gchar *path; /* the file it came from, or NULL */
+	/* the merged document (file, GSettings, environment): where each value came from */
+	SflConfigNode *root;
+	/* the GSettings layer read, or NULL (sfl-config-gsettings.h) */
+	struct _SflConfigGSettings *gsettings;
 };
 
 extern const SflConfigSchema sfl_config_root_schema;
@@ -366,6 +372,12 @@ const SflConfigField *sfl_config_field_at(const gchar *path);
 const gchar *sfl_config_enum_name(const gchar *path, gint value);
 gchar *sfl_config_render_example(void) G_GNUC_WARN_UNUSED_RESULT;
 gchar *sfl_config_render_reference(void) G_GNUC_WARN_UNUSED_RESULT;
+/* data/org.sf2loki.gschema.xml: the GSettings schema (sfl-config-gschema.c) */
+gchar *sfl_config_render_gschema(void) G_GNUC_WARN_UNUSED_RESULT;
+/* config.schema.json: JSON Schema draft 2020-12 (sfl-config-jsonschema.c) */
+gchar *sfl_config_render_jsonschema(void) G_GNUC_WARN_UNUSED_RESULT;
+/* the generated config: block of deploy/helm/values.yaml, markers included (sfl-config-helm.c) */
+gchar *sfl_config_render_helm_values(void) G_GNUC_WARN_UNUSED_RESULT;
 /* a value left unset: NULL, empty or only whitespace */
 gboolean sfl_config_text_blank(const gchar *text);
 

@@ -386,13 +386,15 @@ sfl_log_logfmt_needs_quotes(const gchar *value)
 	return FALSE;
 }
 
-static void
-sfl_log_logfmt_append_value(GString *out, const gchar *value)
+/**
+ * sfl_log_append_quoted:
+ *
+ * Appends @value in double quotes with backslash escapes (\" \\ \n \r \t \uXXXX), a form
+ * that logfmt readers and YAML's double-quoted scalars both read back as the same text.
+ */
+void
+sfl_log_append_quoted(GString *out, const gchar *value)
 {
-	if (!sfl_log_logfmt_needs_quotes(value)) {
-		g_string_append(out, value);
-		return;
-	}
 	g_string_append_c(out, '"');
 	for (const gchar *p = value; *p != '\0'; p++) {
 		switch (*p) {
@@ -420,6 +422,16 @@ sfl_log_logfmt_append_value(GString *out, const gchar *value)
 		}
 	}
 	g_string_append_c(out, '"');
+}
+
+static void
+sfl_log_logfmt_append_value(GString *out, const gchar *value)
+{
+	if (!sfl_log_logfmt_needs_quotes(value)) {
+		g_string_append(out, value);
+		return;
+	}
+	sfl_log_append_quoted(out, value);
 }
 
 static void

@@ -44,6 +44,7 @@ void sfl_log_setup(SflLogFormat format, SflLogLevel level);
 void sfl_log_set_line_func(SflLogLineFunc func, gpointer user_data);
 void sfl_log_set_clock(SflLogClockFunc func, gpointer user_data);
 void sfl_log_flush_repeats(void);
+void sfl_log_append_quoted(GString *out, const gchar *value);
 
 gchar *sfl_log_render(SflLogFormat format, GLogLevelFlags log_level, const GLogField *fields,
 		      gsize n_fields, gint64 now_usec, guint repeated) G_GNUC_WARN_UNUSED_RESULT;

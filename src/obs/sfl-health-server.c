@@ -62,12 +62,71 @@ sfl_health_request_started_cb(SoupServer *server, SoupServerMessage *msg, gpoint
 		g_socket_set_timeout(socket, SFL_HEALTH_IO_TIMEOUT_S);
 }
 
+struct _SflHealthReply {
+	SoupServerMessage *msg; /* owned */
+};
+
+gboolean
+sfl_health_peer_is_local(GSocketAddress *peer)
+{
+	GInetAddress *addr = NULL;
+	g_autofree gchar *text = NULL;
+
+	if (!G_IS_INET_SOCKET_ADDRESS(peer))
+		return FALSE;
+	addr = g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(peer));
+	if (g_inet_address_get_is_loopback(addr))
+		return TRUE;
+	/* a dual-stack listener sees 127.0.0.1 as ::ffff:127.0.0.1 */
+	text = g_inet_address_to_string(addr);
+	return g_str_has_prefix(text, "::ffff:127.");
+}
+
+void
+sfl_health_reply_finish(SflHealthReply *reply, guint status, const gchar *body)
+{
+	g_return_if_fail(reply != NULL);
+	sfl_health_reply(reply->msg, status, "application/json", body);
+	soup_server_message_unpause(reply->msg);
+	g_object_unref(reply->msg);
+	g_free(reply);
+}
+
+/* POST /-/reload */
+static void
+sfl_health_control(SflHealthServer *self, SoupServerMessage *msg)
+{
+	SflHealthReply *reply = NULL;
+
+	if (!g_str_equal(soup_server_message_get_method(msg), "POST")) {
+		soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Allow",
+					     "POST");
+		sfl_health_reply(msg, SOUP_STATUS_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+				 "method not allowed\n");
+		return;
+	}
+	/* the health port may face the network (a pod IP); a reload is for the host only */
+	if (!sfl_health_peer_is_local(soup_server_message_get_remote_address(msg))) {
+		sfl_health_reply(msg, SOUP_STATUS_FORBIDDEN, "text/plain; charset=utf-8",
+				 "forbidden: the control path answers loopback peers only\n");
+		return;
+	}
+	reply = g_new0(SflHealthReply, 1);
+	reply->msg = g_object_ref(msg);
+	soup_server_message_pause(msg);
+	self->callbacks.reload(self->user_data, reply);
+}
+
 static void
 sfl_health_handler(SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
 		   gpointer user_data)
 {
 	SflHealthServer *self = user_data;
 
+	if (g_str_equal(path, "/-/reload") && self->callbacks.reload != NULL) {
+		sfl_health_control(self, msg);
+		return;
+	}
 	if (!sfl_health_method_ok(msg))
 		return;
 	if (g_str_equal(path, "/healthz")) {

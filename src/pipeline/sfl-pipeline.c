@@ -797,8 +797,104 @@ sfl_lane_push_settled(SflLaneState *lane)
 }
 
 /* Loki took the part: count it against today's budget, persisted with its checkpoints */
+static void sfl_delivery_record_egress(SflDelivery *delivery, guint64 line_bytes);
+
+/* like sfl_delivery_next, but the next part waits @delay_usec first and keeps its attempt */
 static void
-sfl_delivery_record_egress(SflDelivery *delivery)
+sfl_delivery_next_later(SflDelivery *delivery, gint64 delay_usec)
+{
+	SflPipeline *self = delivery->lane->pipeline;
+
+	delivery->part = g_array_index(delivery->ranges, SflRange, delivery->ranges->len - 1);
+	g_array_set_size(delivery->ranges, delivery->ranges->len - 1);
+	g_clear_pointer(&delivery->part_batch, sfl_batch_free);
+	delivery->part_batch =
+		sfl_batch_slice(delivery->batch, delivery->part.start, delivery->part.len);
+	sfl_pipeline_arm(self, &delivery->retry_timer, delay_usec, sfl_delivery_retry_cb, delivery);
+}
+
+/*
+ * Loki stored some entries of the part and named the others (docs/reliability.md, "Partial
+ * rejections"): the stored ones are done, the permanent refusals are counted and disposed of
+ * like a single rejected entry, and only the retryable ones go out again, after a backoff,
+ * as runs of neighbours so the parts stay in FIFO order.
+ */
+static gboolean
+sfl_delivery_partial(SflDelivery *delivery, const SflSinkResult *result)
+{
+	SflLaneState *lane = delivery->lane;
+	SflPipeline *self = lane->pipeline;
+	SflRange part = delivery->part;
+	g_autoptr(GArray) runs = g_array_new(FALSE, FALSE, sizeof(SflRange));
+	guint stored = 0, refused = 0, again = 0;
+	gsize stored_bytes = 0;
+
+	if (result->verdicts == NULL || result->verdicts->len != part.len)
+		return FALSE;
+	for (guint i = 0; i < part.len; i++) {
+		const SflSinkVerdict *v = &g_array_index(result->verdicts, SflSinkVerdict, i);
+		SflItem *item = g_ptr_array_index(delivery->items, part.start + i);
+
+		if (v->reason != NULL && v->retryable) {
+			SflRange *last = runs->len > 0
+						 ? &g_array_index(runs, SflRange, runs->len - 1)
+						 : NULL;
+			if (last != NULL && last->start + last->len == part.start + i) {
+				last->len++;
+			} else {
+				SflRange run = { part.start + i, 1 };
+				g_array_append_val(runs, run);
+			}
+			again++;
+			continue;
+		}
+		if (v->reason == NULL) {
+			stored++;
+			if (!item->entry->checkpoint_only)
+				stored_bytes +=
+					sfl_batch_get(delivery->batch, part.start + i)->line_len;
+		} else {
+			refused++;
+			self->counters.dropped_bad_request++;
+			sfl_series_inc(sfl_pipeline_drop_series(self, v->reason, item->entry));
+			if (self->callbacks.rejected != NULL)
+				self->callbacks.rejected(self, lane->lane, item->entry, v->reason,
+							 self->callbacks_data);
+		}
+		sfl_lane_dispose(lane, delivery->items, part.start + i, 1);
+	}
+	self->counters.pushed_entries += stored;
+	self->counters.pushed_bytes += stored_bytes;
+	/* what Loki stored counts against today's budget, as for an OK */
+	if (stored_bytes > 0)
+		sfl_delivery_record_egress(delivery, stored_bytes);
+	/* a retry alone is reported by the failing streak's own summary */
+	if (refused > 0)
+		g_warning("%s lane: Loki stored %u of %u entries, refused %u for good, %u to retry",
+			  sfl_lane_to_string(lane->lane), stored, part.len, refused, again);
+	else
+		g_debug("%s lane: Loki stored %u of %u entries, %u to retry",
+			sfl_lane_to_string(lane->lane), stored, part.len, again);
+	delivery->part_started = 0;
+	if (runs->len == 0) {
+		sfl_lane_push_settled(lane);
+		sfl_delivery_next(delivery);
+		return TRUE;
+	}
+	/* a stack: the last run goes under, so the first is pushed first */
+	for (guint r = runs->len; r > 0; r--)
+		g_array_append_val(delivery->ranges, g_array_index(runs, SflRange, r - 1));
+	self->counters.retries++;
+	if (self->push_retried != NULL)
+		sfl_series_inc(self->push_retried);
+	sfl_lane_push_failed(lane, result);
+	sfl_delivery_next_later(delivery, sfl_pipeline_backoff_usec(self->rand, delivery->attempt++,
+								    result->retry_after_usec));
+	return TRUE;
+}
+
+static void
+sfl_delivery_record_egress(SflDelivery *delivery, guint64 line_bytes)
 {
 	SflLaneState *lane = delivery->lane;
 	SflPipeline *self = lane->pipeline;
@@ -806,7 +902,7 @@ sfl_delivery_record_egress(SflDelivery *delivery)
 
 	if (self->egress == NULL)
 		return;
-	budget = sfl_egress_record(self->egress, sfl_batch_get_line_bytes(delivery->part_batch));
+	budget = sfl_egress_record(self->egress, line_bytes);
 	if (budget == NULL || lane->fenced)
 		return;
 	if (lane->commit_pending == NULL)
@@ -857,7 +953,8 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 			sfl_series_add(self->bytes_pushed, (gdouble)result->body_bytes);
 		}
 		delivery->part_started = 0;
-		sfl_delivery_record_egress(delivery);
+		sfl_delivery_record_egress(delivery,
+					   sfl_batch_get_line_bytes(delivery->part_batch));
 		sfl_delivery_dispose_part(delivery);
 		/* a part without checkpoints still owes the store today's count */
 		sfl_lane_commit_kick(lane);
@@ -876,6 +973,11 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 			sfl_pipeline_backoff_usec(self->rand, delivery->attempt++, retry_after),
 			sfl_delivery_retry_cb, delivery);
 		break;
+	case SFL_SINK_PARTIAL:
+		if (sfl_delivery_partial(delivery, result))
+			break;
+		/* verdicts that do not fit the part: as a whole-batch rejection */
+		G_GNUC_FALLTHROUGH;
 	case SFL_SINK_REJECTED:
 		delivery->part_started = 0;
 		if (part.len == 1) {
@@ -883,10 +985,16 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 			 * a permanent drop ends a failing streak, as in the original
 			 * (docs/operations/health.md)
 			 */
+			SflEntry *dropped =
+				((SflItem *)g_ptr_array_index(delivery->items, part.start))->entry;
+
 			sfl_lane_push_settled(lane);
-			sfl_delivery_count_drop(
-				self, result->reason,
-				((SflItem *)g_ptr_array_index(delivery->items, part.start))->entry);
+			sfl_delivery_count_drop(self, result->reason, dropped);
+			if (self->callbacks.rejected != NULL)
+				self->callbacks.rejected(self, lane->lane, dropped,
+							 result->reason != NULL ? result->reason
+										: "rejected",
+							 self->callbacks_data);
 			g_warning("%s lane: dropped one entry the sink rejected (%s)",
 				  sfl_lane_to_string(lane->lane),
 				  result->reason != NULL ? result->reason : "rejected");

@@ -35,8 +35,10 @@ G_BEGIN_DECLS
  *  - Batching: max_entries, max_bytes (line bytes) or flush_interval, whichever comes first.
  *  - Delivery: OK commits; RETRY retries the same batch forever (Retry-After capped at 60 s,
  *    else capped exponential backoff with full jitter, 1 s .. 60 s); REJECTED bisects down to
- *    single entries, which are dropped and counted by reason; FATAL stops the lane and calls
- *    the error callback.
+ *    single entries, which are dropped and counted by reason; PARTIAL disposes of what the
+ *    peer stored, drops and counts (under the peer's reason) what it refused for good, and
+ *    retries only the retryable rest, with the same backoff; FATAL stops the lane and calls
+ *    the error callback. Every entry Loki refused for good reaches the rejected callback.
  *  - Commit: a key's checkpoint is committed only once every earlier entry of that key (FIFO
  *    order) was accepted or deliberately dropped; one commit_many per disposed batch or
  *    bisected part, last value per key. A FENCED commit calls the fenced callback and stops
@@ -99,6 +101,13 @@ typedef void (*SflPipelineErrorFunc)(SflPipeline *pipeline, SflLane lane, const 
 /* checkpoints were written: @doc holds every key of the commit with its new value */
 typedef void (*SflPipelineCommittedFunc)(SflPipeline *pipeline, const SflStateDoc *doc,
 					 gpointer user_data);
+/*
+ * Loki refused @entry for good under @reason (its reason label, e.g. "line_too_long"); it is
+ * counted and its checkpoint moves past it after this returns. The seam for a dead-letter
+ * store: take a reference to keep the entry.
+ */
+typedef void (*SflPipelineRejectedFunc)(SflPipeline *pipeline, SflLane lane, SflEntry *entry,
+					const gchar *reason, gpointer user_data);
 
 /**
  * SflPipelineCallbacks:
@@ -106,12 +115,14 @@ typedef void (*SflPipelineCommittedFunc)(SflPipeline *pipeline, const SflStateDo
  * @error: (nullable): the sink failed fatally; the lane stopped
  * @fenced: (nullable): a commit was fenced; the lane stopped, demote to standby
  * @committed: (nullable): a commit landed (commit-derived gauges, /statusz)
+ * @rejected: (nullable): Loki named an entry it will never accept (partial rejections)
  */
 typedef struct {
 	SflPipelineWritableFunc writable;
 	SflPipelineErrorFunc error;
 	SflPipelineErrorFunc fenced;
 	SflPipelineCommittedFunc committed;
+	SflPipelineRejectedFunc rejected;
 } SflPipelineCallbacks;
 
 const gchar *sfl_lane_to_string(SflLane lane);

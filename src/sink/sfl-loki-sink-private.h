@@ -12,5 +12,7 @@ G_BEGIN_DECLS
 /* test and fuzz hooks; nothing in the service includes this header */
 
 SflSinkResult *sfl_loki_sink_classify(const SflHttpResponse *response) G_GNUC_WARN_UNUSED_RESULT;
+GArray *sfl_loki_sink_judge(guint status, const gchar *body, gsize len,
+			    const SflBatch *batch) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -15,6 +15,7 @@
 #include "sfl-error.h"
 #include "sfl-http.h"
 #include "sfl-loki-encode.h"
+#include "sfl-loki-rejection.h"
 #include "sfl-redact.h"
 
 #define SFL_LOKI_SINK_DEFAULT_TIMEOUT_MS (60 * 1000)
@@ -130,6 +131,82 @@ sfl_loki_sink_classify(const SflHttpResponse *response)
 	return g_steal_pointer(&result);
 }
 
+/* what a push carries to its answer; the batch is the caller's, alive until the push ends */
+typedef struct {
+	const SflBatch *batch;
+	gsize body_bytes;
+} SflLokiPush;
+
+/* pass 1 takes the items naming one entry, pass 2 the stream-wide ones for what is left */
+static gboolean
+sfl_loki_sink_judge_pass(const SflLokiRejection *rejection, const SflBatch *batch, GArray *verdicts,
+			 gboolean stream_wide)
+{
+	for (guint r = 0; r < rejection->items->len; r++) {
+		const SflLokiRejectedItem *item = g_ptr_array_index(rejection->items, r);
+		gboolean wide = item->timestamp_ns < 0 && item->line_bytes < 0;
+		guint matched = 0;
+
+		if (wide != stream_wide)
+			continue;
+		for (guint i = 0; i < verdicts->len; i++) {
+			const SflEntry *entry = sfl_batch_get(batch, i);
+			SflSinkVerdict *v = &g_array_index(verdicts, SflSinkVerdict, i);
+
+			if (entry->checkpoint_only || !sfl_loki_rejected_item_matches(item, entry))
+				continue;
+			matched++;
+			if (v->reason == NULL) {
+				v->reason = item->reason;
+				v->retryable = item->retryable;
+			}
+		}
+		/* a named entry we did not send: the body is not about this batch as we read it */
+		if (matched == 0 && g_strcmp0(item->reason, "unlisted") != 0)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * sfl_loki_sink_judge:
+ * @status: Loki's status
+ * @body: (nullable): its body
+ * @len: the body's length
+ * @batch: the batch pushed
+ *
+ * Returns: (transfer full) (nullable): one SflSinkVerdict per entry of @batch when the body
+ *   names the entries Loki refused and every name is found in @batch; %NULL when it names
+ *   nothing or anything we cannot place, so the caller keeps treating the batch as a whole
+ */
+GArray *
+sfl_loki_sink_judge(guint status, const gchar *body, gsize len, const SflBatch *batch)
+{
+	g_autoptr(SflLokiRejection) rejection = NULL;
+	g_autoptr(GArray) verdicts = NULL;
+	guint refused = 0;
+
+	if (status != 400 && status != 429)
+		return NULL;
+	rejection = sfl_loki_rejection_parse(body, len);
+	/* any message not understood might name entries: then nothing can be taken as stored */
+	if (rejection->items->len == 0 || rejection->unparsed)
+		return NULL;
+	/* a 429 is partial only as the ingester words it; the distributor's refuses the push */
+	if (status == 429 && rejection->n_summaries == 0)
+		return NULL;
+	verdicts = g_array_new(FALSE, TRUE, sizeof(SflSinkVerdict));
+	g_array_set_size(verdicts, sfl_batch_get_length(batch));
+	if (!sfl_loki_sink_judge_pass(rejection, batch, verdicts, FALSE) ||
+	    !sfl_loki_sink_judge_pass(rejection, batch, verdicts, TRUE))
+		return NULL;
+	for (guint i = 0; i < verdicts->len; i++)
+		refused += g_array_index(verdicts, SflSinkVerdict, i).reason != NULL;
+	if (refused == 0)
+		return NULL;
+	return g_steal_pointer(&verdicts);
+}
+
 static void
 sfl_loki_sink_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 {
@@ -137,6 +214,7 @@ sfl_loki_sink_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 	g_autoptr(SflHttpResponse) response = NULL;
 	g_autoptr(SflSinkResult) result = NULL;
 	g_autoptr(GError) error = NULL;
+	SflLokiPush *push = NULL;
 
 	(void)source;
 	response = sfl_http_request_finish(res, &error);
@@ -154,8 +232,21 @@ sfl_loki_sink_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		return;
 	}
 	result = sfl_loki_sink_classify(response);
-	if (result->outcome == SFL_SINK_OK)
-		result->body_bytes = GPOINTER_TO_SIZE(g_task_get_task_data(task));
+	push = g_task_get_task_data(task);
+	if (result->outcome == SFL_SINK_REJECTED || result->outcome == SFL_SINK_RETRY) {
+		GBytes *answer = sfl_http_response_get_body(response);
+		gsize len = 0;
+		const gchar *data = g_bytes_get_data(answer, &len);
+
+		result->verdicts = sfl_loki_sink_judge(result->status, data, len, push->batch);
+		if (result->verdicts != NULL) {
+			result->outcome = SFL_SINK_PARTIAL;
+			g_free(result->reason);
+			result->reason = g_strdup("partial");
+		}
+	}
+	if (result->outcome == SFL_SINK_OK || result->outcome == SFL_SINK_PARTIAL)
+		result->body_bytes = push->body_bytes;
 	g_debug("push answered HTTP %u: %s", result->status,
 		sfl_sink_outcome_to_string(result->outcome));
 	g_task_return_pointer(task, g_steal_pointer(&result), (GDestroyNotify)sfl_sink_result_free);
@@ -201,7 +292,7 @@ sfl_loki_sink_encoded_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 		g_ptr_array_add(headers, g_strdup_printf("Content-Encoding: %s", content_encoding));
 	g_ptr_array_add(headers, NULL);
 	cancellable = g_task_get_cancellable(task);
-	g_task_set_task_data(task, GSIZE_TO_POINTER(g_bytes_get_size(body)), NULL);
+	((SflLokiPush *)g_task_get_task_data(task))->body_bytes = g_bytes_get_size(body);
 	tls.ca_file = self->ca_file;
 	options.timeout_ms = self->timeout_ms;
 	options.tls = self->ca_file != NULL ? &tls : NULL;
@@ -216,9 +307,13 @@ sfl_loki_sink_push_async(SflSink *sink, SflBatch *batch, GCancellable *cancellab
 {
 	SflLokiSink *self = SFL_LOKI_SINK(sink);
 	g_autoptr(GTask) task = NULL;
+	SflLokiPush *push = NULL;
 
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, sfl_loki_sink_push_async);
+	push = g_new0(SflLokiPush, 1);
+	push->batch = batch;
+	g_task_set_task_data(task, push, g_free);
 	if (g_task_return_error_if_cancelled(task))
 		return;
 	if (!sfl_loki_sink_has_entries(batch)) {

@@ -24,7 +24,9 @@ G_BEGIN_DECLS
  *   default trust (SSL_CERT_FILE / SSL_CERT_DIR, else the system store).
  * - Classification: 2xx OK; 400 REJECTED "bad_request"; 413 REJECTED "oversized_413";
  *   everything else, 401/403/404 and transport failures included, RETRY (429 and 503 with the
- *   peer's Retry-After, seconds or HTTP-date, capped at 60 s).
+ *   peer's Retry-After, seconds or HTTP-date, capped at 60 s). A 400, or a 429 worded as the
+ *   ingester's list, whose body names entries of the batch (sfl-loki-rejection.h) and nothing
+ *   unreadable is PARTIAL "partial" with a verdict per entry instead.
  * - The token is registered with sfl_redact and never appears in a log line or a result.
  */
 

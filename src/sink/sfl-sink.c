@@ -26,6 +26,8 @@ sfl_sink_result_free(SflSinkResult *result)
 		return;
 	g_free(result->reason);
 	g_free(result->detail);
+	if (result->verdicts != NULL)
+		g_array_unref(result->verdicts);
 	g_free(result);
 }
 
@@ -41,6 +43,8 @@ sfl_sink_outcome_to_string(SflSinkOutcome outcome)
 		return "rejected";
 	case SFL_SINK_FATAL:
 		return "fatal";
+	case SFL_SINK_PARTIAL:
+		return "partial";
 	}
 	return "unknown";
 }

@@ -23,6 +23,10 @@ G_BEGIN_DECLS
  *                never lose data);
  *      REJECTED  the peer refused this batch as such (400, 413): the caller bisects it, and a
  *                single rejected entry is dropped and counted under @reason;
+ *      PARTIAL   the peer stored some entries and named the others it refused (Loki's
+ *                partial acceptance, docs/reliability.md): @verdicts has one per entry of the
+ *                batch; those with a NULL reason were stored and must not be sent again,
+ *                retryable ones may be pushed again later, the rest never will be accepted;
  *      FATAL     the sink cannot work at all (a broken configuration found at push time).
  *  - Entries flagged checkpoint_only are never sent; a batch of only those is OK at once.
  *  - One push at a time per sink: the caller waits for the result before the next push.
@@ -39,7 +43,14 @@ typedef enum {
 	SFL_SINK_RETRY,
 	SFL_SINK_REJECTED,
 	SFL_SINK_FATAL,
+	SFL_SINK_PARTIAL,
 } SflSinkOutcome;
+
+/* PARTIAL: the peer's word on one entry */
+typedef struct {
+	const gchar *reason; /* static; NULL: stored */
+	gboolean retryable;
+} SflSinkVerdict;
 
 typedef struct {
 	SflSinkOutcome outcome;
@@ -51,8 +62,10 @@ typedef struct {
 	guint status;
 	/* a redacted, bounded excerpt of the response body, for logs */
 	gchar *detail;
-	/* OK: the request body's size on the wire (encoded and compressed) */
+	/* OK, PARTIAL: the request body's size on the wire (encoded and compressed) */
 	gsize body_bytes;
+	/* PARTIAL: SflSinkVerdict, one per entry of the pushed batch, in order */
+	GArray *verdicts;
 } SflSinkResult;
 
 struct _SflSinkClass {

@@ -40,10 +40,9 @@ gboolean
 sfl_test_proc_signal(GSubprocess *proc, SflTestSignal sig)
 {
 	static const int signums[] = {
-		[SFL_TEST_SIGNAL_STOP] = SIGSTOP,
-		[SFL_TEST_SIGNAL_CONT] = SIGCONT,
-		[SFL_TEST_SIGNAL_TERM] = SIGTERM,
-		[SFL_TEST_SIGNAL_KILL] = SIGKILL,
+		[SFL_TEST_SIGNAL_STOP] = SIGSTOP, [SFL_TEST_SIGNAL_CONT] = SIGCONT,
+		[SFL_TEST_SIGNAL_TERM] = SIGTERM, [SFL_TEST_SIGNAL_KILL] = SIGKILL,
+		[SFL_TEST_SIGNAL_HUP] = SIGHUP,
 	};
 
 	g_return_val_if_fail((guint)sig < G_N_ELEMENTS(signums), FALSE);

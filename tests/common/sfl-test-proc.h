@@ -20,6 +20,7 @@ typedef enum {
 	SFL_TEST_SIGNAL_CONT, /* thaw */
 	SFL_TEST_SIGNAL_TERM, /* an orderly stop */
 	SFL_TEST_SIGNAL_KILL, /* no clean-up at all */
+	SFL_TEST_SIGNAL_HUP,  /* reload the configuration */
 } SflTestSignal;
 
 /* children of @launcher die with the test where the OS ties them at the start (Linux) */

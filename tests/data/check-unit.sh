@@ -43,7 +43,8 @@ fail() {
 grep -q '@[a-z_]*@' "$unit" && fail "$unit has unsubstituted @variables@"
 for line in 'Type=notify' 'User=sf2loki' 'Group=sf2loki' 'StateDirectory=sf2loki' \
 	'ConfigurationDirectory=sf2loki' 'RestartPreventExitStatus=2' 'Restart=on-failure' \
-	'TimeoutStopSec=30s' 'WatchdogSec=60s' 'ProtectSystem=strict' 'NoNewPrivileges=yes'; do
+	'TimeoutStopSec=30s' 'WatchdogSec=60s' 'ProtectSystem=strict' 'NoNewPrivileges=yes' \
+	'ExecReload=/bin/kill -HUP $MAINPID'; do
 	grep -qx "$line" "$unit" || fail "$unit lacks the line '$line'"
 done
 grep -qx 'ExecStart=/.*/sf2loki run --config /etc/sf2loki/config.yaml' "$unit" ||

@@ -12,6 +12,7 @@
 #include "fuzz-common.h"
 #include "fuzz-http-frame.h"
 #include "sfl-http-private.h"
+#include "sfl-loki-rejection.h"
 #include "sfl-loki-sink-private.h"
 #include "sfl-loki-sink.h"
 #include "sfl-redact.h"
@@ -22,6 +23,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* a token the sink would have registered; it must never reach a result */
 #define FUZZ_LOKI_SECRET "glc_fuzzLokiToken8f3a"
 
+/* the batch the rejection bodies are judged against: the streams and times the seeds name */
+static SflLabelsInterner *fuzz_interner;
+static SflBatch *fuzz_batch;
+
+static void
+fuzz_loki_batch_add(const gchar *source, gint64 ts, gsize line_len)
+{
+	const SflLabelPair pairs[] = { { "job", "sf2loki" }, { "source", source } };
+	g_autoptr(SflLabels) labels = sfl_labels_intern(fuzz_interner, pairs, 2, NULL);
+	g_autofree gchar *line = g_strnfill(line_len, 'x');
+
+	sfl_batch_add(fuzz_batch,
+		      sfl_entry_new(ts, labels, line, (gssize)line_len, NULL, 0, "k", "v"));
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -29,7 +45,53 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_init_logging();
 	sfl_redact_add_secret(FUZZ_LOKI_SECRET);
+	fuzz_interner = sfl_labels_interner_new();
+	fuzz_batch = sfl_batch_new();
+	fuzz_loki_batch_add("pubsub", G_GINT64_CONSTANT(1700000000123456789), 10);
+	fuzz_loki_batch_add("pubsub", G_GINT64_CONSTANT(1700000001000000000), 10);
+	fuzz_loki_batch_add("elf", G_GINT64_CONSTANT(1700000000123456789), 300000);
+	fuzz_loki_batch_add("api", G_GINT64_CONSTANT(1893456000000000000), 10);
 	return 0;
+}
+
+/*
+ * The partial-rejection reading of a body: bounded, every item well formed, and verdicts that
+ * either cover the batch entry by entry with at least one refusal, or are absent.
+ */
+static void
+fuzz_loki_check_rejection(guint status, const gchar *body, gsize body_len)
+{
+	g_autoptr(SflLokiRejection) rejection = sfl_loki_rejection_parse(body, body_len);
+	g_autoptr(GArray) verdicts = sfl_loki_sink_judge(status, body, body_len, fuzz_batch);
+	guint refused = 0;
+
+	if (rejection->items->len > SFL_LOKI_REJECTION_MAX_ITEMS)
+		g_error("%u items", rejection->items->len);
+	if (rejection->ignored > rejection->total)
+		g_error("ignored %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT, rejection->ignored,
+			rejection->total);
+	for (guint i = 0; i < rejection->items->len; i++) {
+		const SflLokiRejectedItem *item = g_ptr_array_index(rejection->items, i);
+
+		if (item->reason == NULL || item->count == 0 ||
+		    item->n_labels > SFL_LOKI_REJECTION_MAX_LABELS || item->precision_ns < 1)
+			g_error("malformed item %u", i);
+		for (guint l = 0; l < item->n_labels; l++) {
+			if (item->names[l] == NULL || item->values[l] == NULL)
+				g_error("item %u: label %u missing", i, l);
+		}
+	}
+	if (verdicts == NULL)
+		return;
+	if (status != 400 && status != 429)
+		g_error("verdicts for HTTP %u", status);
+	if (verdicts->len != sfl_batch_get_length(fuzz_batch))
+		g_error("%u verdicts for %u entries", verdicts->len,
+			sfl_batch_get_length(fuzz_batch));
+	for (guint i = 0; i < verdicts->len; i++)
+		refused += g_array_index(verdicts, SflSinkVerdict, i).reason != NULL;
+	if (refused == 0)
+		g_error("verdicts that refuse nothing");
 }
 
 /*
@@ -132,6 +194,7 @@ fuzz_loki_check(guint status, const gchar *head, gsize head_len, const gchar *bo
 		g_error("detail is not trimmed: \"%s\"", result->detail);
 	if (strstr(result->detail, FUZZ_LOKI_SECRET) != NULL)
 		g_error("the token reached the detail");
+	fuzz_loki_check_rejection(status, body, body_len);
 }
 
 /*

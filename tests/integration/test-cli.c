@@ -534,6 +534,33 @@ test_cli_config_artifacts(TestCliFixture *fixture, gconstpointer user_data)
 	test_cli_assert_usage_error(missing, "config needs one of: example, reference");
 }
 
+/* the schema and the Helm block need no configuration, and print nothing else */
+static void
+test_cli_config_schema_helm(TestCliFixture *fixture, gconstpointer user_data)
+{
+	g_autoptr(TestCliResult) schema = test_cli_run(fixture, NULL, "config", "schema", NULL);
+	g_autoptr(TestCliResult) helm = test_cli_run(fixture, NULL, "config", "helm-values", NULL);
+	json_error_t jerr;
+	json_t *doc = NULL;
+
+	test_cli_assert_exit(schema, 0);
+	g_assert_cmpstr(schema->err, ==, "");
+	doc = json_loads(schema->out, 0, &jerr);
+	g_assert_nonnull(doc);
+	g_assert_cmpstr(json_string_value(json_object_get(doc, "$schema")), ==,
+			"https://json-schema.org/draft/2020-12/schema");
+	g_assert_nonnull(json_object_get(json_object_get(doc, "properties"), "sink"));
+	json_decref(doc);
+	/* 2-space indentation, as the original printed it */
+	g_assert_true(g_str_has_prefix(schema->out, "{\n  \"$schema\""));
+
+	test_cli_assert_exit(helm, 0);
+	g_assert_cmpstr(helm->err, ==, "");
+	g_assert_true(g_str_has_prefix(helm->out, "# >>> BEGIN generated config"));
+	g_assert_true(g_str_has_suffix(helm->out, "# >>> END generated config <<<\n"));
+	g_assert_nonnull(strstr(helm->out, "\nconfig:\n  # "));
+}
+
 /* --- check: accepted configurations -------------------------------------------------------- */
 
 /* check builds what run would: a backend this build cannot construct fails here, exit 2 */
@@ -1646,6 +1673,7 @@ main(int argc, char **argv)
 	TEST_CLI_ADD("/sfl/cli/unknown-command", test_cli_unknown_command);
 	TEST_CLI_ADD("/sfl/cli/bad-flag", test_cli_bad_flag);
 	TEST_CLI_ADD("/sfl/cli/config-artifacts", test_cli_config_artifacts);
+	TEST_CLI_ADD("/sfl/cli/config-schema-helm", test_cli_config_schema_helm);
 
 	TEST_CLI_ADD("/sfl/cli/check/good", test_cli_check_good);
 	TEST_CLI_ADD("/sfl/cli/check/wiring", test_cli_check_wiring);

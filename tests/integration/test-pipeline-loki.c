@@ -56,6 +56,8 @@ typedef struct {
 	guint feed_next;
 	/* key -> the last value offered for it */
 	GHashTable *last_value;
+	/* the entries Loki refused for good, as the rejected callback saw them: "reason line" */
+	GPtrArray *rejected;
 } Fixture;
 
 static gboolean
@@ -118,6 +120,17 @@ fx_error(SflPipeline *pipeline, SflLane lane, const GError *error, gpointer user
 }
 
 static void
+fx_rejected(SflPipeline *pipeline, SflLane lane, SflEntry *entry, const gchar *reason,
+	    gpointer user_data)
+{
+	Fixture *fx = user_data;
+
+	(void)pipeline;
+	(void)lane;
+	g_ptr_array_add(fx->rejected, g_strdup_printf("%s %.12s", reason, entry->line));
+}
+
+static void
 fx_feed_run(Fixture *fx)
 {
 	while (fx->feed_next < fx->feed->len &&
@@ -166,13 +179,17 @@ fx_setup(Fixture *fx, gconstpointer data)
 	fx->config.queue_max_bytes = 0;
 	fx->feed = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_entry_unref);
 	fx->last_value = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	fx->rejected = g_ptr_array_new_with_free_func(g_free);
 }
 
 /* builds the sink and the pipeline once the test has set the config */
 static void
 fx_start(Fixture *fx, const Encoding *enc)
 {
-	SflPipelineCallbacks callbacks = { fx_writable, fx_error, fx_error };
+	SflPipelineCallbacks callbacks = { .writable = fx_writable,
+					   .error = fx_error,
+					   .fenced = fx_error,
+					   .rejected = fx_rejected };
 	SflLokiConfig cfg = { 0 };
 	g_autoptr(GError) error = NULL;
 
@@ -209,6 +226,7 @@ fx_teardown(Fixture *fx, gconstpointer data)
 	g_clear_pointer(&fx->clock, sfl_clock_unref);
 	g_clear_pointer(&fx->feed, g_ptr_array_unref);
 	g_clear_pointer(&fx->last_value, g_hash_table_unref);
+	g_clear_pointer(&fx->rejected, g_ptr_array_unref);
 	g_clear_pointer(&fx->labels[0], sfl_labels_unref);
 	g_clear_pointer(&fx->labels[1], sfl_labels_unref);
 	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);
@@ -347,6 +365,192 @@ fx_check_received(Fixture *fx, const gchar *skip)
 	}
 	g_assert_cmpuint(total, ==, expected);
 	return (guint)json_array_size(pushes);
+}
+
+/* --- partial rejections (tests/data/loki-rejections) ---------------------------------------- */
+
+/* 2023-11-14T22:13:20.123456789Z: the time the shapes name */
+#define TS_NAMED G_GINT64_CONSTANT(1700000000123456789)
+
+/* an entry on its own stream {job="sf2loki", source=@source}, extra labels after */
+static void
+fx_add_at(Fixture *fx, guint idx, const gchar *source, const gchar *event_type, gint64 ts)
+{
+	SflLabelPair pairs[3] = { { "job", "sf2loki" }, { "source", source } };
+	g_autoptr(SflLabels) labels = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *line = g_strdup_printf("entry-%06u on %s", idx, source);
+	g_autofree gchar *key = g_strdup_printf("key-%s", source);
+	g_autofree gchar *value = g_strdup_printf("%u", idx);
+	guint n = 2;
+
+	if (event_type != NULL)
+		pairs[n++] = (SflLabelPair){ "event_type", event_type };
+	labels = sfl_labels_intern(fx->interner, pairs, n, &error);
+	g_assert_no_error(error);
+	g_ptr_array_add(fx->feed, sfl_entry_new(ts, labels, line, -1, NULL, 0, key, value));
+	g_hash_table_insert(fx->last_value, g_steal_pointer(&key), g_steal_pointer(&value));
+}
+
+/* the simulator answers @shape with @status to pushes holding a line starting with @refuse */
+static void
+fx_partial(Fixture *fx, guint status, const gchar *shape, const gchar *const *refuse, guint count,
+	   gboolean all_or_nothing)
+{
+	g_autofree gchar *path =
+		g_test_build_filename(G_TEST_DIST, "data", "loki-rejections", shape, NULL);
+	g_autofree gchar *body = NULL;
+	g_autoptr(json_t) doc = NULL;
+	json_t *list = json_array();
+	g_autofree gchar *text = NULL;
+
+	g_assert_true(g_file_get_contents(path, &body, NULL, NULL));
+	for (guint i = 0; refuse[i] != NULL; i++)
+		json_array_append_new(list, json_string(refuse[i]));
+	doc = json_pack("{s:{s:i, s:s, s:o, s:i, s:b}}", "partial", "status", (int)status, "body",
+			body, "refuse", list, "count", (int)count, "all_or_nothing",
+			all_or_nothing);
+	g_assert_nonnull(doc);
+	text = json_dumps(doc, JSON_COMPACT);
+	test_fault(fx, text);
+}
+
+/* how often the simulator refused a line starting with @prefix */
+static guint
+fx_refused(Fixture *fx, const gchar *prefix)
+{
+	g_autoptr(json_t) received = test_received(fx);
+	json_t *line = NULL;
+	gsize i = 0;
+	guint n = 0;
+
+	json_array_foreach (json_object_get(received, "refused"), i, line)
+		n += g_str_has_prefix(json_string_value(line), prefix);
+	return n;
+}
+
+/* 40 entries on two streams and the named one: only the named one is refused, for good */
+static void
+fx_feed_with_named(Fixture *fx, guint named_idx, const gchar *source, gint64 ts)
+{
+	for (guint i = 0; i < 40; i++) {
+		g_autofree gchar *line = g_strdup_printf("entry-%06u plain", i);
+		g_autofree gchar *key = g_strdup_printf("key-%u", i % TEST_N_KEYS);
+
+		if (i == named_idx)
+			fx_add_at(fx, i, source, NULL, ts);
+		else
+			fx_add(fx, i, line, key);
+	}
+}
+
+/* a distributor 400 naming one entry: the other 39 stored once, the named one dropped */
+static void
+test_partial_permanent(Fixture *fx, gconstpointer data)
+{
+	const gchar *const refuse[] = { "entry-000017", NULL };
+	SflPipelineCounters counters;
+
+	if (fx->skip)
+		return;
+	fx_partial(fx, 400, "distributor-too-old.txt", refuse, 100, FALSE);
+	fx_start(fx, data);
+	fx_feed_with_named(fx, 17, "pubsub", TS_NAMED);
+	fx_run(fx);
+	/* every stored line once: the accepted 39 were never sent again */
+	fx_check_received(fx, "entry-000017 on pubsub");
+	g_assert_cmpuint(fx_refused(fx, "entry-000017"), ==, 1);
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_bad_request, ==, 1);
+	g_assert_cmpuint(counters.pushed_entries, ==, 39);
+	g_assert_cmpuint(fx->rejected->len, ==, 1);
+	g_assert_cmpstr(fx->rejected->pdata[0], ==, "greater_than_max_sample_age entry-000017");
+	g_assert_true(fx_all_committed(fx));
+}
+
+/* the ingester's per-stream rate limit (429) on one entry: it alone goes again, and lands */
+static void
+test_partial_retryable(Fixture *fx, gconstpointer data)
+{
+	const gchar *const refuse[] = { "entry-000005", NULL };
+	SflPipelineCounters counters;
+
+	if (fx->skip)
+		return;
+	fx_partial(fx, 429, "ingester-rate-limited.txt", refuse, 1, FALSE);
+	fx_start(fx, data);
+	fx_feed_with_named(fx, 5, "pubsub", TS_NAMED);
+	fx_run(fx);
+	fx_check_received(fx, NULL);
+	g_assert_cmpuint(fx_refused(fx, "entry-000005"), ==, 1);
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_bad_request, ==, 0);
+	g_assert_cmpuint(counters.pushed_entries, ==, 40);
+	g_assert_cmpuint(counters.retries, >=, 1);
+	g_assert_cmpuint(fx->rejected->len, ==, 0);
+}
+
+/* a 400 that names nothing we can read, storing nothing: bisected down to the one entry */
+static void
+test_partial_unparseable(Fixture *fx, gconstpointer data)
+{
+	const gchar *const refuse[] = { "entry-000023", NULL };
+	SflPipelineCounters counters;
+
+	if (fx->skip)
+		return;
+	fx_partial(fx, 400, "unparseable.txt", refuse, 100, TRUE);
+	fx_start(fx, data);
+	fx_feed_with_named(fx, 23, "pubsub", TS_NAMED);
+	fx_run(fx);
+	fx_check_received(fx, "entry-000023 on pubsub");
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_bad_request, ==, 1);
+	g_assert_cmpuint(counters.pushed_entries, ==, 39);
+	/* 40 → 20 → 10 → 5 → 3 → 2 → 1: one refusal per level */
+	g_assert_cmpuint(fx_refused(fx, "entry-000023"), >=, 5);
+	/* the bisected drop reaches the rejected seam too, under the status' reason */
+	g_assert_cmpuint(fx->rejected->len, ==, 1);
+	g_assert_cmpstr(fx->rejected->pdata[0], ==, "bad_request entry-000023");
+}
+
+/* three streams refused for three reasons, one of them stream-wide, in one body */
+static void
+test_partial_mixed(Fixture *fx, gconstpointer data)
+{
+	const gchar *const refuse[] = { "entry-000003", "entry-000011", "entry-000030", NULL };
+	SflPipelineCounters counters;
+	g_autoptr(GHashTable) reasons = g_hash_table_new(g_str_hash, g_str_equal);
+
+	if (fx->skip)
+		return;
+	fx_partial(fx, 400, "mixed.txt", refuse, 100, FALSE);
+	fx_start(fx, data);
+	for (guint i = 0; i < 40; i++) {
+		g_autofree gchar *line = g_strdup_printf("entry-%06u plain", i);
+		g_autofree gchar *key = g_strdup_printf("key-%u", i % TEST_N_KEYS);
+
+		if (i == 3)
+			fx_add_at(fx, i, "pubsub", NULL, TS_NAMED);
+		else if (i == 11)
+			fx_add_at(fx, i, "elf", "Login", TS_NAMED);
+		else if (i == 30)
+			fx_add_at(fx, i, "api", NULL, G_GINT64_CONSTANT(1893456000000000000));
+		else
+			fx_add(fx, i, line, key);
+	}
+	fx_run(fx);
+	counters = fx_counters(fx);
+	g_assert_cmpuint(counters.dropped_bad_request, ==, 3);
+	g_assert_cmpuint(counters.pushed_entries, ==, 37);
+	g_assert_cmpuint(fx_refused(fx, "entry-0000"), ==, 3);
+	g_assert_cmpuint(fx->rejected->len, ==, 3);
+	for (guint i = 0; i < fx->rejected->len; i++)
+		g_hash_table_add(reasons, fx->rejected->pdata[i]);
+	g_assert_true(g_hash_table_contains(reasons, "greater_than_max_sample_age entry-000003"));
+	g_assert_true(g_hash_table_contains(reasons, "max_label_names_per_series entry-000011"));
+	g_assert_true(g_hash_table_contains(reasons, "too_far_in_future entry-000030"));
+	g_assert_true(fx_all_committed(fx));
 }
 
 /* --- tests ---------------------------------------------------------------------------------- */
@@ -494,6 +698,12 @@ main(int argc, char **argv)
 	ADD("/sfl/pipeline-loki/json-gzip/oversized", &enc_json_gzip, test_oversized);
 	ADD("/sfl/pipeline-loki/json-gzip/retry-500", &enc_json_gzip, test_retry_500);
 	ADD("/sfl/pipeline-loki/json-gzip/retry-401", &enc_json_gzip, test_retry_401);
+	ADD("/sfl/pipeline-loki/protobuf/partial/permanent", &enc_protobuf, test_partial_permanent);
+	ADD("/sfl/pipeline-loki/protobuf/partial/retryable", &enc_protobuf, test_partial_retryable);
+	ADD("/sfl/pipeline-loki/protobuf/partial/unparseable", &enc_protobuf,
+	    test_partial_unparseable);
+	ADD("/sfl/pipeline-loki/protobuf/partial/mixed", &enc_protobuf, test_partial_mixed);
+	ADD("/sfl/pipeline-loki/json-gzip/partial/mixed", &enc_json_gzip, test_partial_mixed);
 #undef ADD
 
 	return g_test_run();

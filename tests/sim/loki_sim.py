@@ -23,9 +23,14 @@ POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next
                          {"max_body": BYTES}: 413 when the body is larger
                          {"reset": N}: the next N pushes get the connection closed, no response
                          {"hang": N}: the next N pushes get no answer until /control/clear
+                         {"partial": {"status": S, "body": TEXT, "refuse": [PREFIX...],
+                          "count": N, "all_or_nothing": false}}: Loki's partial acceptance
+                         for the next N pushes holding a line that starts with a PREFIX: those
+                         entries are refused (listed in /control/received "refused"), the others
+                         stored (none with all_or_nothing), and the answer is S with TEXT
 GET  /control/summary?field=F   {"entries", "distinct" (values of JSON line field F, default
                           REQUEST_ID), "unparsed", "by_labels", "by_prefix"}
-GET  /control/received   {"pushes": [{content_type, content_encoding, org_id, auth (the scheme),
+GET  /control/received   {"refused": [lines], "pushes": [{content_type, content_encoding, org_id, auth (the scheme),
                                       authorization (the whole value), header_names (sorted,
                                       lower case), user_agent, entries, peer_port}],
                           "streams": [{labels, labels_raw?, entries: [{ts, line, metadata?}]}]}
@@ -73,6 +78,8 @@ class State:
         self.max_body = None
         self.resets = 0
         self.hangs = 0
+        self.partial = None
+        self.refused = []
         if hasattr(self, "release"):
             self.release.set()
         self.release = threading.Event()
@@ -180,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, body, ctype="application/json")
         elif self.path == "/control/received":
             with st.lock:
-                doc = {"pushes": st.pushes, "streams": st.streams}
+                doc = {"pushes": st.pushes, "streams": st.streams, "refused": st.refused}
                 body = json.dumps(doc)
             self.reply(200, body, ctype="application/json")
         else:
@@ -203,6 +210,9 @@ class Handler(BaseHTTPRequestHandler):
                     st.resets = int(doc["reset"])
                 if "hang" in doc:
                     st.hangs = int(doc["hang"])
+                if "partial" in doc:
+                    st.partial = dict(doc["partial"])
+                    st.partial.setdefault("count", 1)
             self.reply(200, "{}", ctype="application/json")
             return
         if self.path == "/control/clear":
@@ -280,6 +290,23 @@ class Handler(BaseHTTPRequestHandler):
                         self.reply(400, "Max entry size exceeded for stream "
                                    f"'{json.dumps(s['labels'])}'")
                         return
+        partial = None
+        with st.lock:
+            if st.partial is not None and st.partial["count"] > 0:
+                prefixes = tuple(st.partial.get("refuse", []))
+                refused = [e["line"] for s in streams for e in s["entries"]
+                           if prefixes and e["line"].startswith(prefixes)]
+                if refused:
+                    st.partial["count"] -= 1
+                    partial = dict(st.partial)
+                    st.refused.extend(refused)
+                    if partial.get("all_or_nothing"):
+                        streams = []
+                    else:
+                        streams = [dict(s, entries=[e for e in s["entries"]
+                                                    if not e["line"].startswith(prefixes)])
+                                   for s in streams]
+                        streams = [s for s in streams if s["entries"]]
         auth = self.headers.get("Authorization")
         with st.lock:
             st.pushes.append({
@@ -300,6 +327,9 @@ class Handler(BaseHTTPRequestHandler):
                 # written and flushed before the 204: an acknowledged push is never forgotten
                 st.journal.write(json.dumps({"t": time.time(), "streams": streams}) + "\n")
                 st.journal.flush()
+        if partial is not None:
+            self.reply(int(partial["status"]), partial.get("body", ""))
+            return
         self.reply(204)
 
 

@@ -16,6 +16,10 @@
  *    "failure_actions": {reset_period, reboot_msg, command, actions: [{type, delay_ms}]}|null,
  *    "failure_actions_on_non_crash": bool|null, "preshutdown_timeout_ms": n|null}
  *
+ * `sfl-svc-query NAME paramchange` sends SERVICE_CONTROL_PARAMCHANGE instead (what
+ * `sc control NAME paramchange` does on Windows; wine's sc.exe has no `control`) and prints the
+ * status the service answered with.
+ *
  * A service that does not exist prints {"name": ..., "exists": false} and exits 0, so the
  * test can assert an uninstall; any other failure exits 1 with the Win32 error on stderr.
  * A QueryServiceConfig2W level the SCM does not answer (wine lacks some) is null.
@@ -28,6 +32,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <wchar.h>
 
 static void
 json_string(const wchar_t *text)
@@ -200,14 +205,15 @@ wmain(int argc, wchar_t **argv)
 	SC_HANDLE service;
 	int rc;
 
-	if (argc != 2) {
-		fputs("usage: sfl-svc-query NAME\n", stderr);
+	if (argc != 2 && !(argc == 3 && wcscmp(argv[2], L"paramchange") == 0)) {
+		fputs("usage: sfl-svc-query NAME [paramchange]\n", stderr);
 		return 2;
 	}
 	scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
 	if (scm == NULL)
 		return fail("OpenSCManagerW");
-	service = OpenServiceW(scm, argv[1], SERVICE_QUERY_STATUS | SERVICE_QUERY_CONFIG);
+	service = OpenServiceW(
+		scm, argv[1], SERVICE_QUERY_STATUS | SERVICE_QUERY_CONFIG | SERVICE_PAUSE_CONTINUE);
 	if (service == NULL) {
 		if (GetLastError() != ERROR_SERVICE_DOES_NOT_EXIST) {
 			CloseServiceHandle(scm);
@@ -216,6 +222,23 @@ wmain(int argc, wchar_t **argv)
 		fputs("{\"name\": ", stdout);
 		json_string(argv[1]);
 		fputs(", \"exists\": false}\n", stdout);
+		CloseServiceHandle(scm);
+		return 0;
+	}
+	if (argc == 3) {
+		SERVICE_STATUS status;
+		/* PARAMCHANGE needs SERVICE_PAUSE_CONTINUE access */
+		if (!ControlService(service, SERVICE_CONTROL_PARAMCHANGE, &status)) {
+			CloseServiceHandle(service);
+			CloseServiceHandle(scm);
+			return fail("ControlService(PARAMCHANGE)");
+		}
+		fputs("{\"name\": ", stdout);
+		json_string(argv[1]);
+		fputs(", \"exists\": true, \"status\": ", stdout);
+		print_status(service);
+		fputs("}\n", stdout);
+		CloseServiceHandle(service);
 		CloseServiceHandle(scm);
 		return 0;
 	}

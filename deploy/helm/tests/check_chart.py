@@ -124,7 +124,44 @@ def main():
     check("replicaCount > 1 needs ha.enabled" in helpers, "replicas need ha.enabled")
     _, sa_text, sa = docs["ServiceAccount"][0]
     check(sa.get("automountServiceAccountToken") is False, "the SA does not automount")
+    check_generated_config(chart, base, text, helpers)
     return report()
+
+
+def check_generated_config(chart, base, deploy_text, helpers):
+    """The config: block `sf2loki config helm-values` generates is what the templates read.
+
+    Without helm this stands in for a render: the ConfigMap holds include "sf2loki.config",
+    which is toYaml of .Values.config (tests/data/check-config-schema.py runs that config
+    through the schema and `sf2loki check`); here its paths must be the ones the Deployment
+    mounts, its port the one the probes use.
+    """
+    with open(os.path.join(chart, "values.yaml"), encoding="utf-8") as f:
+        values_text = f.read()
+    begin = values_text.find("# >>> BEGIN generated config")
+    end = values_text.find("# >>> END generated config <<<")
+    check(0 <= begin < end, "values.yaml lacks the BEGIN/END generated config markers")
+    block = yaml.safe_load(values_text[begin:end]) or {}
+    check(list(block) == ["config"], "the generated region holds only the config: key")
+    with open(os.path.join(chart, "templates", "configmap.yaml"), encoding="utf-8") as f:
+        configmap = f.read()
+    check('include "sf2loki.config" . | nindent 4' in configmap,
+          "the ConfigMap renders the values' config")
+    check("deepCopy .Values.config" in helpers and "toYaml $config" in helpers,
+          "sf2loki.config is the values' config")
+    config = base["config"]
+    check(config["state"]["file"]["path"].startswith(base["stateDir"] + "/"),
+          "state.file.path is under stateDir, the mounted state volume")
+    check(config["coordinate"]["file_lease"]["path"].startswith(base["stateDir"] + "/"),
+          "coordinate.file_lease.path is under stateDir")
+    check(config["salesforce"]["private_key_file"].startswith("/etc/sf2loki/secrets/")
+          and "mountPath: /etc/sf2loki/secrets" in deploy_text,
+          "the private key is read from the mounted secret")
+    port = config["service"]["health_addr"].rsplit(":", 1)[1]
+    check(port == str(base["service"]["port"]) and f"containerPort: {port}" in deploy_text,
+          "service.health_addr listens on the container port the probes use")
+    check(config["coordinate"]["k8s_lease"]["namespace"] == "${POD_NAMESPACE}",
+          "the Lease lives in the pod's namespace")
 
 
 def report():
