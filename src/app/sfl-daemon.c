@@ -9,11 +9,8 @@
 
 #include "sfl-daemon.h"
 
-#include <string.h>
 
 #include "sfl-app.h"
-#include "sfl-config-gsettings.h"
-#include "sfl-config-leaves.h"
 #include "sfl-curl-loop.h"
 #include "sfl-egress.h"
 #include "sfl-error.h"
@@ -29,6 +26,7 @@
 #include "sfl-pipeline.h"
 #include "sfl-platform.h"
 #include "sfl-redact.h"
+#include "sfl-reload.h"
 #include "sfl-run-obs.h"
 
 /*
@@ -55,15 +53,12 @@ struct _SflDaemon {
 	GObject parent_instance;
 	/*
 	 * the configuration in force: the caller's at first (borrowed, outlives the daemon), then
-	 * the last one a reload applied. Every configuration ever in force stays in @configs
-	 * until the teardown: the components built once (coordinator, store, token providers,
-	 * OTLP) keep reading the one they were built from, and a term borrows its own.
+	 * the last one a reload applied (owned by @reload, which outlives everything built from
+	 * it): the components built once keep reading the one they were built from, and a term
+	 * borrows its own
 	 */
 	SflConfig *config;
 	const SflConfig *started; /* the caller's: what the restart-only parts were built from */
-	GPtrArray *configs;	  /* (element-type SflConfig): owned, the reloaded ones */
-	gchar *config_path;	  /* (nullable): the file a reload reads again */
-	gchar **envp;		  /* the environment a reload reads again */
 	SflDaemonStopHandlersFunc install_stop_handlers;
 	GMainLoop *loop;
 	GMainContext *context;
@@ -92,26 +87,9 @@ struct _SflDaemon {
 	SflSeries *queue_gauge;
 	SflRunObs *obs; /* commit-derived gauges, positions, degradation */
 	/* live reload (docs/configuration.md, "Live reload") */
-	SflConfigWatch *watch;	    /* GSettings "changed" */
-	GSource *rewatch_source;    /* rebuilds @watch for the configuration in force */
-	gboolean reloading;	    /* a reload waits for its term's drain */
-	gboolean reload_queued;	    /* another request came meanwhile: one more reload */
-	gboolean term_wanted;	    /* leadership wants a term once the reload is applied */
-	SflTerm *reload_term;	    /* the term the reload is draining */
-	GPtrArray *reload_replies;  /* (element-type SflHealthReply): answered by this reload */
-	GPtrArray *queued_replies;  /* answered by the queued one */
-	SflConfig *reload_next;	    /* validated, applied when the drain ends */
-	SflSink *reload_sink;	    /* the sink rebuilt for it, or NULL */
-	GPtrArray *reload_changed;  /* the paths it applies */
-	GPtrArray *reload_ignored;  /* the restart-only paths it changed */
-	gboolean reload_egress;	    /* rebuild the governor */
-	GPtrArray *pending_restart; /* restart-only paths differing from the start */
-	gint64 loaded_at;	    /* wall clock, of the configuration in force */
-	gchar *last_outcome;	    /* (nullable) */
-	GStrv last_errors;	    /* (nullable): the last rejection's lines */
-	SflMetricFamily *reloads_total;
-	SflMetricFamily *config_info;
-	SflSeries *config_info_series;
+	SflReload *reload;
+	gboolean term_wanted;	  /* leadership wants a term once the reload is applied */
+	SflTerm *reload_term;	  /* the term the reload is draining */
 	gint64 started_at;	  /* monotonic */
 	GCancellable *startup;	  /* cancelled by a stop during the start-up probe */
 	GSource *finished_source; /* checks, on the loop, whether every source finished */
@@ -273,9 +251,7 @@ sfl_daemon_os_reload_cb(void *user_data)
 }
 
 static void sfl_daemon_request_reload(SflDaemon *self, const gchar *trigger, SflHealthReply *reply);
-static json_t *sfl_daemon_config_status(SflDaemon *self);
 static void sfl_daemon_health_reload(gpointer user_data, SflHealthReply *reply);
-static void sfl_daemon_gsettings_changed(gpointer user_data);
 
 static gboolean
 sfl_daemon_os_stop_requests_cb(gpointer user_data)
@@ -447,8 +423,6 @@ sfl_daemon_source_finished(gpointer user_data)
 	g_source_attach(self->finished_source, self->context);
 }
 
-static void sfl_daemon_reload_apply(SflDaemon *self);
-
 /* one leadership term: a fresh pipeline run and fresh sources on every acquisition */
 static void
 sfl_daemon_begin_term(SflDaemon *self)
@@ -488,7 +462,7 @@ sfl_daemon_start_term(SflLeadership *leadership, gpointer user_data)
 	SflDaemon *self = user_data;
 
 	/* a reload is between two terms: the next one starts with its configuration */
-	if (self->reloading) {
+	if (sfl_reload_is_busy(self->reload)) {
 		self->term_wanted = TRUE;
 		return;
 	}
@@ -509,7 +483,7 @@ sfl_daemon_term_stopped(SflTerm *term, const SflPipelineCounters *counters, gpoi
 	self->pending_stops--;
 	if (for_reload) {
 		self->reload_term = NULL;
-		sfl_daemon_reload_apply(self);
+		sfl_reload_drained(self->reload);
 	}
 	if (self->pending_stops == 0 && self->state == SFL_DAEMON_STATE_STOPPING)
 		sfl_daemon_finish(self, "stop requested");
@@ -538,7 +512,7 @@ sfl_daemon_stop_term(SflLeadership *leadership, gpointer user_data)
 	SflDaemon *self = user_data;
 
 	/* lost while a reload drains: the reload must not start a term */
-	if (self->reloading)
+	if (sfl_reload_is_busy(self->reload))
 		self->term_wanted = FALSE;
 	(void)sfl_daemon_drain_term(self);
 }
@@ -659,13 +633,10 @@ sfl_daemon_health_metrics(gpointer user_data)
 }
 
 /* the instruments the run itself owns; components register theirs when they start */
-static void sfl_daemon_set_config_info(SflDaemon *self);
-
 static void
 sfl_daemon_init_metrics(SflDaemon *self)
 {
 	const gchar *version[] = { "version", NULL };
-	static const gchar *const outcomes[] = { "applied", "rejected", "unchanged" };
 	SflMetricFamily *build_info = NULL;
 
 	self->metrics = sfl_metrics_new();
@@ -685,19 +656,6 @@ sfl_daemon_init_metrics(SflDaemon *self)
 					 NULL);
 	/* exported (at 0) without a governor too, so dashboards and alerts see a series */
 	sfl_egress_register_metrics(self->metrics, NULL, NULL);
-	self->reloads_total = sfl_metrics_counter(self->metrics, "sf2loki_config_reloads",
-						  "Configuration reloads by outcome: applied, "
-						  "rejected (the old one stays), unchanged.",
-						  (const gchar *[]){ "outcome", NULL });
-	/* every outcome at 0 from the start, so an alert on "rejected" has a series to watch */
-	for (gsize i = 0; i < G_N_ELEMENTS(outcomes); i++)
-		(void)sfl_metric_family_series(self->reloads_total,
-					       (const gchar *[]){ outcomes[i] });
-	self->config_info =
-		sfl_metrics_gauge(self->metrics, "sf2loki_config_info",
-				  "Always 1; the hash of the configuration in force is a label.",
-				  (const gchar *[]){ "hash", NULL });
-	sfl_daemon_set_config_info(self);
 }
 
 /* --- OTLP push (service.telemetry, docs/operations/metrics.md): every export_interval ------- */
@@ -831,7 +789,7 @@ sfl_daemon_health_status(gpointer user_data)
 				  "degraded", degraded));
 		json_object_set_new(doc, "egress", sfl_daemon_egress_status(self));
 	}
-	json_object_set_new(doc, "config", sfl_daemon_config_status(self));
+	json_object_set_new(doc, "config", sfl_reload_status(self->reload));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(doc);
 	return text;
@@ -870,375 +828,80 @@ sfl_daemon_start_orgs(SflDaemon *self, SflCurlLoop *loop, GError **error)
 	return g_steal_pointer(&orgs);
 }
 
-/* --- live reload (docs/configuration.md, "Live reload") ----------------------------------- */
+/* --- live reload (src/app/sfl-reload.c): the daemon's side ------------------------------- */
 
-/* @path is @prefix or lies under it ("a.b" under "a", "a[0].b" under "a") */
 static gboolean
-sfl_daemon_path_under(const gchar *path, const gchar *prefix)
-{
-	gsize n = strlen(prefix);
-
-	return strncmp(path, prefix, n) == 0 &&
-	       (path[n] == '\0' || path[n] == '.' || path[n] == '[');
-}
-
-/*
- * What a term cannot absorb: whatever the daemon built once at start-up and a term only
- * borrows (the store, the coordinator, the health server, the OTLP push, the token
- * providers and REST clients, the log format, the label guard, the degradation thresholds).
- */
-static gboolean
-sfl_daemon_path_needs_restart(const gchar *path, gboolean same_orgs)
-{
-	static const gchar *const restart_only[] = {
-		"state",
-		"coordinate",
-		"salesforce",
-		"service.health_addr",
-		"service.telemetry",
-		"service.log_format",
-		"service.config_sources",
-		"service.gsettings_keyfile",
-		"service.unready_after_sink_failing",
-		"sink.loki.label_cardinality",
-	};
-
-	for (gsize i = 0; i < G_N_ELEMENTS(restart_only); i++)
-		if (sfl_daemon_path_under(path, restart_only[i]))
-			return TRUE;
-	if (!g_str_has_prefix(path, "orgs"))
-		return FALSE;
-	/* an org added, removed or renamed needs its token provider: a restart */
-	if (!same_orgs)
-		return TRUE;
-	{
-		const gchar *rest = strchr(path, ']');
-		return rest != NULL &&
-		       (g_str_has_prefix(rest, "].salesforce") || g_str_has_prefix(rest, "].name"));
-	}
-}
-
-static void
-sfl_daemon_finish_replies(GPtrArray *replies, guint status, const gchar *body)
-{
-	for (guint i = 0; i < replies->len; i++)
-		sfl_health_reply_finish(g_ptr_array_index(replies, i), status, body);
-	g_ptr_array_set_size(replies, 0);
-}
-
-static json_t *
-sfl_daemon_strings_json(const GPtrArray *paths)
-{
-	json_t *array = json_array();
-
-	for (guint i = 0; paths != NULL && i < paths->len; i++)
-		json_array_append_new(array, json_string(g_ptr_array_index(paths, i)));
-	return array;
-}
-
-static gchar *
-sfl_daemon_join_paths(const GPtrArray *paths)
-{
-	g_autoptr(GString) text = g_string_new(NULL);
-
-	for (guint i = 0; paths != NULL && i < paths->len; i++)
-		g_string_append_printf(text, "%s%s", i ? ", " : "",
-				       (const gchar *)g_ptr_array_index(paths, i));
-	if (text->len == 0)
-		g_string_append(text, "none");
-	return g_string_free(g_steal_pointer(&text), FALSE);
-}
-
-static void
-sfl_daemon_set_config_info(SflDaemon *self)
-{
-	g_autofree gchar *hash = sfl_config_dup_hash(self->config);
-
-	/* one series at 1: the previous hash drops to 0 (the registry keeps its series) */
-	if (self->config_info_series != NULL)
-		sfl_series_set(self->config_info_series, 0);
-	self->config_info_series =
-		sfl_metric_family_series(self->config_info, (const gchar *[]){ hash });
-	sfl_series_set(self->config_info_series, 1);
-}
-
-/*
- * One line per reload, and its answer to every `sf2loki reload` waiting on it. Paths only:
- * values, secrets included, never reach the log or the reply.
- */
-static void
-sfl_daemon_reload_done(SflDaemon *self, const gchar *outcome, const GPtrArray *changed,
-		       const GPtrArray *ignored, const GError *error)
-{
-	g_autofree gchar *changed_text = sfl_daemon_join_paths(changed);
-	g_autofree gchar *ignored_text = sfl_daemon_join_paths(ignored);
-	g_autofree gchar *body = NULL;
-	g_autofree gchar *hash = sfl_config_dup_hash(self->config);
-	json_t *doc = NULL;
-	json_t *errors = json_array();
-
-	sfl_series_inc(sfl_metric_family_series(self->reloads_total, (const gchar *[]){ outcome }));
-	g_free(self->last_outcome);
-	self->last_outcome = g_strdup(outcome);
-	g_clear_pointer(&self->last_errors, g_strfreev);
-	if (error != NULL) {
-		g_autofree gchar *redacted = sfl_redact(error->message);
-
-		self->last_errors = g_strsplit(redacted, "\n", -1);
-		/* every line, so the operator sees each key that is wrong */
-		for (guint i = 0; self->last_errors[i] != NULL; i++) {
-			g_warning("configuration reload rejected: %s", self->last_errors[i]);
-			json_array_append_new(errors, json_string(self->last_errors[i]));
-		}
-		g_log_structured(G_LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, "RELOAD_OUTCOME", outcome,
-				 "MESSAGE",
-				 "configuration reload rejected; the running configuration stays "
-				 "in force");
-	} else {
-		g_log_structured(G_LOG_DOMAIN, G_LOG_LEVEL_MESSAGE, "RELOAD_OUTCOME", outcome,
-				 "CONFIG_HASH", hash, "MESSAGE",
-				 "configuration reload %s: changed %s; ignored until restart %s",
-				 outcome, changed_text, ignored_text);
-	}
-	doc = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "outcome", outcome, "hash", hash,
-			"changed", sfl_daemon_strings_json(changed), "ignored_until_restart",
-			sfl_daemon_strings_json(ignored), "pending_restart",
-			sfl_daemon_strings_json(self->pending_restart), "errors", errors);
-	body = json_dumps(doc, JSON_SORT_KEYS);
-	json_decref(doc);
-	/* 422: the request was understood and the configuration is wrong */
-	sfl_daemon_finish_replies(self->reload_replies, error != NULL ? 422 : 200, body);
-}
-
-static void sfl_daemon_reload_begin(SflDaemon *self);
-
-/* the queued request, if any, is the next reload: its replies wait on it */
-static void
-sfl_daemon_reload_next(SflDaemon *self)
-{
-	if (!self->reload_queued)
-		return;
-	self->reload_queued = FALSE;
-	g_ptr_array_extend_and_steal(self->reload_replies, g_steal_pointer(&self->queued_replies));
-	self->queued_replies = g_ptr_array_new();
-	sfl_daemon_reload_begin(self);
-}
-
-/* the watch follows the configuration in force: a keyfile created since the start is watched */
-static gboolean
-sfl_daemon_rewatch_cb(gpointer user_data)
+sfl_daemon_can_reload(gpointer user_data, const gchar **why)
 {
 	SflDaemon *self = user_data;
 
-	sfl_clear_source(&self->rewatch_source);
-	g_clear_pointer(&self->watch, sfl_config_watch_free);
-	self->watch = sfl_config_watch_new(self->config, self->context,
-					   sfl_daemon_gsettings_changed, self);
-	return G_SOURCE_REMOVE;
+	if (self->state == SFL_DAEMON_STATE_RUNNING && self->leadership != NULL)
+		return TRUE;
+	*why = self->state == SFL_DAEMON_STATE_RUNNING ? "starting" : "stopping";
+	return FALSE;
 }
 
-/* from the loop, never inside the watch's own signal, which a reload may be running in */
-static void
-sfl_daemon_rewatch(SflDaemon *self)
+static SflSink *
+sfl_daemon_reload_sink(gpointer user_data, const SflConfig *next, GError **error)
 {
-	if (self->rewatch_source != NULL)
-		return;
-	self->rewatch_source = g_idle_source_new();
-	g_source_set_callback(self->rewatch_source, sfl_daemon_rewatch_cb, self, NULL);
-	g_source_attach(self->rewatch_source, self->context);
+	SflDaemon *self = user_data;
+
+	return sfl_app_build_sink(next, self->curl_loop, 0, error);
+}
+
+static gboolean
+sfl_daemon_reload_drain(gpointer user_data)
+{
+	SflDaemon *self = user_data;
+
+	if (self->term == NULL)
+		return FALSE;
+	self->term_wanted = TRUE;
+	self->reload_term = sfl_daemon_drain_term(self);
+	return TRUE;
 }
 
 /* between terms: swap in what the reload validated, then the leader's next term starts */
 static void
-sfl_daemon_reload_apply(SflDaemon *self)
+sfl_daemon_reload_apply(gpointer user_data, SflConfig *next, SflSink *sink, gboolean egress)
 {
-	SflConfig *next = g_steal_pointer(&self->reload_next);
-	g_autoptr(GPtrArray) changed = g_steal_pointer(&self->reload_changed);
-	g_autoptr(GPtrArray) ignored = g_steal_pointer(&self->reload_ignored);
+	SflDaemon *self = user_data;
 
-	if (self->reload_sink != NULL) {
+	if (sink != NULL) {
 		g_clear_object(&self->sink);
-		self->sink = g_steal_pointer(&self->reload_sink);
+		self->sink = sink;
 	}
 	/* the next term builds the governor from the new limits; today's count is in the store */
-	if (self->reload_egress)
+	if (egress)
 		g_clear_object(&self->egress);
-	self->reload_egress = FALSE;
 	if (sfl_app_log_level(next) != sfl_app_log_level(self->config))
 		sfl_log_setup((SflLogFormat)self->started->data.service.log_format,
 			      sfl_app_log_level(next));
 	if (sfl_orgs_same_orgs(self->started, next))
 		sfl_orgs_rebind(self->orgs, next);
-	g_ptr_array_add(self->configs, next);
 	self->config = next;
-	self->loaded_at = g_get_real_time();
-	sfl_daemon_rewatch(self);
-	self->reloading = FALSE;
-	sfl_daemon_set_config_info(self);
-	sfl_daemon_reload_done(self, "applied", changed, ignored, NULL);
 	/* same coordinator, same epoch: leadership never noticed the gap */
 	if (self->term_wanted && self->state == SFL_DAEMON_STATE_RUNNING && self->term == NULL)
 		sfl_daemon_begin_term(self);
 	self->term_wanted = FALSE;
-	sfl_daemon_reload_next(self);
 }
 
-/* loads and validates everything offline; nothing of the running service changes yet */
-static SflConfig *
-sfl_daemon_reload_load(SflDaemon *self, GError **error)
-{
-	g_autoptr(SflConfig) next = sfl_config_load(self->config_path, self->envp, error);
-	g_autofree gchar *no_source = NULL;
-
-	if (next == NULL || !sfl_orgs_check_config(next, error))
-		return NULL;
-	no_source = sfl_app_dup_no_source_reason(next);
-	if (no_source != NULL) {
-		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
-			    "%s: a reload keeps the service running, so it needs a source",
-			    no_source);
-		return NULL;
-	}
-	return g_steal_pointer(&next);
-}
-
-static void
-sfl_daemon_reload_begin(SflDaemon *self)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(SflConfig) next = sfl_daemon_reload_load(self, &error);
-	g_autoptr(GPtrArray) diff = NULL;
-	g_autoptr(GPtrArray) since_start = NULL;
-	g_autoptr(GPtrArray) pending = NULL;
-	g_autoptr(GPtrArray) changed = NULL;
-	g_autoptr(GPtrArray) ignored = NULL;
-	gboolean same_orgs = FALSE;
-	gboolean rebuild_sink = FALSE;
-
-	if (next == NULL) {
-		sfl_daemon_reload_done(self, "rejected", NULL, NULL, error);
-		sfl_daemon_reload_next(self);
-		return;
-	}
-	diff = sfl_config_diff(self->config, next);
-	/* a keyfile that appeared, still empty, is a layer to watch from now on */
-	if (diff->len == 0 && self->config->gsettings == NULL && next->gsettings != NULL) {
-		g_ptr_array_add(self->configs, g_steal_pointer(&next));
-		self->config = g_ptr_array_index(self->configs, self->configs->len - 1);
-		sfl_daemon_rewatch(self);
-	}
-	if (diff->len == 0) {
-		sfl_daemon_reload_done(self, "unchanged", NULL, NULL, NULL);
-		sfl_daemon_reload_next(self);
-		return;
-	}
-	same_orgs = sfl_orgs_same_orgs(self->started, next);
-	changed = g_ptr_array_new_with_free_func(g_free);
-	ignored = g_ptr_array_new_with_free_func(g_free);
-	for (guint i = 0; i < diff->len; i++) {
-		const gchar *path = g_ptr_array_index(diff, i);
-
-		if (sfl_daemon_path_needs_restart(path, same_orgs)) {
-			g_ptr_array_add(ignored, g_strdup(path));
-			continue;
-		}
-		g_ptr_array_add(changed, g_strdup(path));
-		if (sfl_daemon_path_under(path, "sink.loki.egress"))
-			self->reload_egress = TRUE;
-		else if (sfl_daemon_path_under(path, "sink"))
-			rebuild_sink = TRUE;
-	}
-	/* against the start: a change reverted is no longer pending */
-	since_start = sfl_config_diff(self->started, next);
-	pending = g_ptr_array_new_with_free_func(g_free);
-	for (guint i = 0; i < since_start->len; i++)
-		if (sfl_daemon_path_needs_restart(g_ptr_array_index(since_start, i), same_orgs))
-			g_ptr_array_add(pending, g_strdup(g_ptr_array_index(since_start, i)));
-	if (rebuild_sink) {
-		self->reload_sink = sfl_app_build_sink(next, self->curl_loop, 0, &error);
-		if (self->reload_sink == NULL) {
-			g_prefix_error(&error, "sink.loki: ");
-			self->reload_egress = FALSE;
-			sfl_daemon_reload_done(self, "rejected", NULL, NULL, error);
-			sfl_daemon_reload_next(self);
-			return;
-		}
-	}
-	g_ptr_array_unref(self->pending_restart);
-	self->pending_restart = g_steal_pointer(&pending);
-	self->reload_next = g_steal_pointer(&next);
-	self->reload_changed = g_steal_pointer(&changed);
-	self->reload_ignored = g_steal_pointer(&ignored);
-	self->reloading = TRUE;
-	/*
-	 * A leader drains and commits its term first, as a stop would, but keeps the lease: the
-	 * coordinator's renewals go on, and the next term starts under the same epoch. With no
-	 * term running (standby, or the epoch still being recorded) the swap is immediate and the
-	 * next acquisition uses it.
-	 */
-	if (self->reload_changed->len > 0 && self->term != NULL) {
-		self->term_wanted = TRUE;
-		g_message("configuration reload: draining the current term before applying");
-		self->reload_term = sfl_daemon_drain_term(self);
-		return;
-	}
-	sfl_daemon_reload_apply(self);
-}
-
-/* every trigger ends here, on the loop: a signal, PARAMCHANGE, GSettings, POST /-/reload */
 static void
 sfl_daemon_request_reload(SflDaemon *self, const gchar *trigger, SflHealthReply *reply)
 {
-	if (self->state != SFL_DAEMON_STATE_RUNNING || self->leadership == NULL) {
-		g_message("configuration reload requested (%s) while %s; ignored", trigger,
-			  self->state == SFL_DAEMON_STATE_RUNNING ? "starting" : "stopping");
-		if (reply != NULL)
-			sfl_health_reply_finish(
-				reply, 503,
-				"{\"outcome\": \"refused\", \"errors\": [\"the service is not "
-				"running\"]}");
+	/* a signal before start-up built the reload: what is being loaded is the file as it is */
+	if (self->reload == NULL) {
+		g_message("configuration reload requested (%s) while starting; ignored", trigger);
+		g_assert(reply == NULL); /* the health server starts after the reload */
 		return;
 	}
-	g_message("configuration reload requested (%s)", trigger);
-	if (self->reloading) {
-		/* one more reload after this one reads whatever the file says by then */
-		self->reload_queued = TRUE;
-		if (reply != NULL)
-			g_ptr_array_add(self->queued_replies, reply);
-		return;
-	}
-	if (reply != NULL)
-		g_ptr_array_add(self->reload_replies, reply);
-	sfl_daemon_reload_begin(self);
+	sfl_reload_request(self->reload, trigger, reply);
 }
 
 static void
 sfl_daemon_health_reload(gpointer user_data, SflHealthReply *reply)
 {
 	sfl_daemon_request_reload(user_data, "control path", reply);
-}
-
-static void
-sfl_daemon_gsettings_changed(gpointer user_data)
-{
-	sfl_daemon_request_reload(user_data, "GSettings changed", NULL);
-}
-
-/* /statusz's "config": what is in force, since when, and what waits for a restart */
-static json_t *
-sfl_daemon_config_status(SflDaemon *self)
-{
-	g_autofree gchar *hash = sfl_config_dup_hash(self->config);
-	g_autoptr(GDateTime) at = g_date_time_new_from_unix_utc(self->loaded_at / G_USEC_PER_SEC);
-	g_autofree gchar *loaded_at = g_date_time_format_iso8601(at);
-	json_t *errors = json_array();
-
-	for (guint i = 0; self->last_errors != NULL && self->last_errors[i] != NULL; i++)
-		json_array_append_new(errors, json_string(self->last_errors[i]));
-	return json_pack("{s:s, s:s?, s:s, s:o, s:s?, s:o}", "hash", hash, "path",
-			 self->config_path, "loaded_at", loaded_at, "pending_restart",
-			 sfl_daemon_strings_json(self->pending_restart), "last_reload",
-			 self->last_outcome, "last_errors", errors);
 }
 
 /* --- one teardown ---------------------------------------------------------------------- */
@@ -1248,16 +911,8 @@ sfl_daemon_dispose(GObject *object)
 {
 	SflDaemon *self = SFL_DAEMON(object);
 
-	sfl_clear_source(&self->rewatch_source);
-	g_clear_pointer(&self->watch, sfl_config_watch_free);
-	/* nobody waits on a reload any more: the answer is that the service stopped */
-	if (self->reload_replies != NULL) {
-		const gchar *body =
-			"{\"outcome\": \"refused\", \"errors\": [\"the service stopped\"]}";
-		sfl_daemon_finish_replies(self->reload_replies, 503, body);
-		sfl_daemon_finish_replies(self->queued_replies, 503, body);
-	}
-	g_clear_object(&self->reload_sink);
+	if (self->reload != NULL)
+		sfl_reload_shutdown(self->reload);
 	/* a final OTLP export belongs to an orderly stop (sfl_daemon_run()); here it is dropped */
 	g_clear_pointer(&self->otlp, sfl_otlp_exporter_free);
 	/* a term is stopped by its leadership's end; one left here only lets go of its sources */
@@ -1301,18 +956,8 @@ sfl_daemon_finalize(GObject *object)
 	SflDaemon *self = SFL_DAEMON(object);
 
 	g_clear_error(&self->failure);
-	g_clear_pointer(&self->reload_replies, g_ptr_array_unref);
-	g_clear_pointer(&self->queued_replies, g_ptr_array_unref);
-	g_clear_pointer(&self->reload_changed, g_ptr_array_unref);
-	g_clear_pointer(&self->reload_ignored, g_ptr_array_unref);
-	g_clear_pointer(&self->pending_restart, g_ptr_array_unref);
-	g_clear_pointer(&self->reload_next, sfl_config_free);
-	/* last: everything built from them is gone */
-	g_clear_pointer(&self->configs, g_ptr_array_unref);
-	g_clear_pointer(&self->last_errors, g_strfreev);
-	g_free(self->last_outcome);
-	g_free(self->config_path);
-	g_strfreev(self->envp);
+	/* last: everything built from its configurations is gone */
+	g_clear_pointer(&self->reload, sfl_reload_free);
 	G_OBJECT_CLASS(sfl_daemon_parent_class)->finalize(object);
 }
 
@@ -1330,10 +975,6 @@ sfl_daemon_init(SflDaemon *self)
 {
 	self->state = SFL_DAEMON_STATE_RUNNING;
 	self->stopping_terms = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_term_free);
-	self->configs = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_config_free);
-	self->reload_replies = g_ptr_array_new();
-	self->queued_replies = g_ptr_array_new();
-	self->pending_restart = g_ptr_array_new_with_free_func(g_free);
 }
 
 /**
@@ -1353,10 +994,6 @@ sfl_daemon_new(SflConfig *config, SflDaemonStopHandlersFunc install_stop_handler
 	self = g_object_new(SFL_TYPE_DAEMON, NULL);
 	self->config = config;
 	self->started = config;
-	/* a reload reads the same file under the same environment as this start did */
-	self->config_path = g_strdup(config->path);
-	self->envp = g_get_environ();
-	self->loaded_at = g_get_real_time();
 	self->install_stop_handlers = install_stop_handlers;
 	self->context = g_main_context_ref_thread_default();
 	self->loop = g_main_loop_new(self->context, FALSE);
@@ -1374,9 +1011,18 @@ sfl_daemon_start(SflDaemon *self, GError **error)
 		.status = sfl_daemon_health_status,
 		.reload = sfl_daemon_health_reload,
 	};
+	const SflReloadHooks reload_hooks = {
+		.can_reload = sfl_daemon_can_reload,
+		.build_sink = sfl_daemon_reload_sink,
+		.drain = sfl_daemon_reload_drain,
+		.apply = sfl_daemon_reload_apply,
+	};
 
 	self->started_at = g_get_monotonic_time();
 	sfl_daemon_init_metrics(self);
+	/* a reload reads the same file under the same environment as this start did */
+	self->reload =
+		sfl_reload_new(self->config, self->metrics, self->context, &reload_hooks, self);
 	self->health =
 		sfl_health_server_new(config->data.service.health_addr, &health, self, error);
 	if (self->health == NULL)
@@ -1425,8 +1071,7 @@ sfl_daemon_start(SflDaemon *self, GError **error)
 	sfl_leadership_set_hooks(self->leadership, sfl_daemon_start_term, sfl_daemon_stop_term,
 				 sfl_daemon_status_changed, self);
 	sfl_leadership_start(self->leadership);
-	self->watch = sfl_config_watch_new(self->started, self->context,
-					   sfl_daemon_gsettings_changed, self);
+	sfl_reload_watch(self->reload);
 	return TRUE;
 }
 

@@ -290,6 +290,10 @@ sfl_cas_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *result
 	priv->claim_epoch = sfl_lease_chain_next_epoch(
 		&priv->chain, ok ? NULL : error, floor, priv->claim_epoch, priv->epoch,
 		sfl_cas_lease_coordinator_name(priv), " (was it deleted or recreated?)");
+	if (priv->claim_epoch == 0) {
+		sfl_cas_lease_coordinator_back_off(self);
+		return;
+	}
 	/* replace the version we judged stale (a compare-and-swap), or create */
 	claim = sfl_cas_lease_coordinator_ours(priv, priv->holder, NULL, priv->claim_epoch);
 	sfl_cas_lease_coordinator_write(self, claim, sfl_cas_lease_coordinator_version(priv),

@@ -238,6 +238,10 @@ sfl_file_lease_coordinator_acquire_floor_cb(GObject *source, GAsyncResult *resul
 	self->claim_epoch = sfl_lease_chain_next_epoch(&self->chain, ok ? NULL : error, floor,
 						       self->claim_epoch, self->epoch, self->what,
 						       ": the lease file was lost or rewritten");
+	if (self->claim_epoch == 0) {
+		sfl_file_lease_coordinator_contest(self, self->renew_usec);
+		return;
+	}
 	sfl_file_lease_coordinator_write(self, self->claim_epoch,
 					 sfl_file_lease_coordinator_acquire_written);
 }

@@ -127,13 +127,15 @@ sfl_lease_chain_log_acquired(SflLeaseChain *chain, const gchar *what, const gcha
  * The epoch a winning claim writes: one above the lease, the store's floor and our own, so it
  * never goes backwards even when the lease was lost or recreated.
  *
- * Returns: the epoch to claim
+ * Returns: the epoch to claim, or 0 when none is left (do not claim; back off)
  */
 guint64
 sfl_lease_chain_next_epoch(SflLeaseChain *chain, const GError *floor_error, guint64 floor,
 			   guint64 lease_epoch, guint64 own_epoch, const gchar *what,
 			   const gchar *why)
 {
+	guint64 highest = 0;
+
 	if (floor_error != NULL) {
 		SFL_LEASE_LOG(
 			chain->log_domain, G_LOG_LEVEL_WARNING,
@@ -149,7 +151,19 @@ sfl_lease_chain_next_epoch(SflLeaseChain *chain, const GError *floor_error, guin
 			      "%s; continuing from the store's epoch",
 			      floor, what, lease_epoch, why);
 	}
-	return MAX(MAX(lease_epoch, floor), own_epoch) + 1;
+	highest = MAX(MAX(lease_epoch, floor), own_epoch);
+	/* every reader parses the epoch as a signed 64-bit JSON integer: one past it would make
+	 * the lease unreadable to all, so the claim is refused instead of wrapping */
+	if (highest >= (guint64)G_MAXINT64) {
+		SFL_LEASE_LOG(
+			chain->log_domain, G_LOG_LEVEL_WARNING,
+			"the %s or the checkpoint store carries epoch %" G_GUINT64_FORMAT
+			", the largest there is; not contesting. Delete the lease and reset "
+			"__fence_epoch__ with `sf2loki state set` while every replica is stopped",
+			what, highest);
+		return 0;
+	}
+	return highest + 1;
 }
 
 /* --- the renew-failure policy ------------------------------------------------------------ */

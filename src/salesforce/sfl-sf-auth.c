@@ -22,6 +22,12 @@
 #define SFL_SF_AUTH_TIMEOUT_MS	      (30 * 1000)
 #define SFL_SF_AUTH_MAX_BODY	      (256 * 1024)
 #define SFL_SF_AUTH_EXCERPT_MAX	      300
+/*
+ * How much of a body is redacted before the excerpt is cut from it: a redacted secret shrinks
+ * to its marker and pulls later bytes into the excerpt, so the redaction must see far more than
+ * the excerpt shows, or a secret cut at the edge would be shown half (a private key is ~1.7 KiB)
+ */
+#define SFL_SF_AUTH_EXCERPT_SCAN (64 * 1024)
 
 typedef struct {
 	GTask *task;
@@ -124,7 +130,7 @@ sfl_sf_excerpt(const gchar *data, gsize len)
 	gsize cut = 0;
 
 	valid = g_utf8_make_valid(data != NULL ? data : "",
-				  data != NULL ? (gssize)MIN(len, 4 * SFL_SF_AUTH_EXCERPT_MAX) : 0);
+				  data != NULL ? (gssize)MIN(len, SFL_SF_AUTH_EXCERPT_SCAN) : 0);
 	redacted = sfl_redact(valid);
 	for (gchar *p = redacted; *p != '\0'; p++) {
 		if (*p == '\n' || *p == '\r' || *p == '\t')

@@ -973,6 +973,17 @@ sfl_test_sims_clear(SflTestSims *sims)
  * Returns: (transfer full): the `salesforce:` section (JWT bearer) and `sink:` / `loki:` /
  *   `url:`, to be continued with more `sink.loki` keys (four spaces) or other sections
  */
+json_int_t
+sfl_test_sims_loki_stat(const SflTestSims *sims, const gchar *field, const gchar *stat)
+{
+	g_autofree gchar *path = g_strdup_printf("/control/summary?field=%s", field);
+	json_t *summary = sfl_test_sim_control(sims->loop, sims->loki_base, "GET", path, NULL);
+	json_int_t value = json_integer_value(json_object_get(summary, stat));
+
+	json_decref(summary);
+	return value;
+}
+
 gchar *
 sfl_test_sims_config(const SflTestSims *sims, const gchar *key_path, const gchar *loki_base)
 {

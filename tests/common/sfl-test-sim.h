@@ -228,6 +228,9 @@ void sfl_test_sims_clear(SflTestSims *sims);
  * (NULL: the simulator); more `sink.loki` keys (four spaces) or sections may follow */
 gchar *sfl_test_sims_config(const SflTestSims *sims, const gchar *key_path, const gchar *loki_base);
 
+/* one figure of the Loki simulator's /control/summary?field=@field ("entries", "distinct") */
+json_int_t sfl_test_sims_loki_stat(const SflTestSims *sims, const gchar *field, const gchar *stat);
+
 /* force-exits and reaps the child *@proc (when not NULL) and clears it; for simulators see
  * sfl_test_sim_stop() */
 void sfl_test_proc_stop(GSubprocess **proc);

@@ -24,6 +24,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from config_check import make_key, merge, repoint_keys, run_check  # noqa: E402
+
 try:
     import jsonschema
     import yaml
@@ -33,31 +36,6 @@ except ImportError as exc:
 
 root, binary = sys.argv[1], sys.argv[2]
 failures = []
-
-
-def merge(base, over):
-    """Mappings merge key by key, anything else is replaced (presets, Helm values files)."""
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            if v is None:
-                out.pop(k, None)  # Helm: a null in a later values file deletes the key
-            else:
-                out[k] = merge(base.get(k), v) if k in base else copy.deepcopy(v)
-        return out
-    return copy.deepcopy(over)
-
-
-def repoint_keys(node, key_path):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == "private_key_file":
-                node[k] = key_path
-            else:
-                repoint_keys(v, key_path)
-    elif isinstance(node, list):
-        for v in node:
-            repoint_keys(v, key_path)
 
 
 def set_path(config, dotted, value):
@@ -92,18 +70,13 @@ class Checker:
 
     def check(self, text, env_extra=None):
         self.n += 1
-        path = os.path.join(self.tmp, f"case-{self.n}.yaml")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SF2LOKI_")}
-        env.update(SF_CLIENT_ID="consumer-key", SF_USERNAME="integration@example.com",
+        env = dict(SF_CLIENT_ID="consumer-key", SF_USERNAME="integration@example.com",
                    SF_PRIVATE_KEY_FILE=self.key, LOKI_URL="https://loki.example.net/push",
                    POD_NAMESPACE="sf2loki", PROD_SF_CLIENT_ID="prod-consumer-key",
                    UAT_SF_CLIENT_ID="uat-consumer-key", BATCH_ENTRIES="500",
                    API_VERSION="61.0")
         env.update(env_extra or {})
-        return subprocess.run([binary, "check", "--config", path], capture_output=True,
-                              text=True, env=env)
+        return run_check(binary, os.path.join(self.tmp, f"case-{self.n}.yaml"), text, env)
 
     def valid(self, name, config, text=None, env_extra=None):
         """@config is what an editor sees; @text (default: @config dumped) what check reads."""
@@ -219,10 +192,7 @@ VALID = [
 
 def main():
     with tempfile.TemporaryDirectory(prefix="sf2loki-schema-") as tmp:
-        key = os.path.join(tmp, "private-key.pem")
-        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
-                        "rsa_keygen_bits:2048", "-out", key], check=True,
-                       stderr=subprocess.DEVNULL)
+        key = make_key(tmp)
         try:
             checker = Checker(tmp, key)
         except jsonschema.SchemaError as exc:
@@ -250,7 +220,7 @@ def main():
                 preset = yaml.safe_load(f)
             start = {k: v for k, v in base.items()
                      if not ("orgs" in preset and k in ("salesforce", "sources"))}
-            config = merge(start, preset)
+            config = merge(start, preset, null_deletes=True)
             repoint_keys(config, key)
             checker.valid("preset " + os.path.basename(path), config)
 
@@ -258,7 +228,7 @@ def main():
         with open(os.path.join(chart, "values.yaml"), encoding="utf-8") as f:
             values = yaml.safe_load(f)
         with open(os.path.join(chart, "values-ha.yaml"), encoding="utf-8") as f:
-            values_ha = merge(values, yaml.safe_load(f))
+            values_ha = merge(values, yaml.safe_load(f), null_deletes=True)
         for name, v in (("values.yaml", values), ("values.yaml + values-ha.yaml", values_ha)):
             config = chart_config(v)
             # the chart's paths, which exist only in the pod, moved under the scratch dir

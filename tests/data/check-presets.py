@@ -22,6 +22,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from config_check import make_key, merge, repoint_keys, run_check  # noqa: E402
+
 try:
     import yaml
 except ImportError:
@@ -33,35 +36,10 @@ EXPECTED = {"multi-org.yaml", "custom-object-polling.yaml", "custom-platform-eve
             "event-log-objects.yaml", "login-history.yaml", "setup-audit-trail.yaml"}
 
 
-def merge(base, over):
-    if isinstance(base, dict) and isinstance(over, dict):
-        out = dict(base)
-        for k, v in over.items():
-            out[k] = merge(base.get(k), v) if k in base else copy.deepcopy(v)
-        return out
-    return copy.deepcopy(over)
-
-
-def repoint_keys(node, key_path):
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == "private_key_file":
-                node[k] = key_path
-            else:
-                repoint_keys(v, key_path)
-    elif isinstance(node, list):
-        for v in node:
-            repoint_keys(v, key_path)
-
-
 def check(config, tmp, name):
-    path = os.path.join(tmp, name)
-    with open(path, "w", encoding="utf-8") as f:
-        yaml.safe_dump(config, f, sort_keys=False)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SF2LOKI_")}
-    env.update(PROD_SF_CLIENT_ID="prod-consumer-key", UAT_SF_CLIENT_ID="uat-consumer-key")
-    return subprocess.run([binary, "check", "--config", path], capture_output=True, text=True,
-                          env=env)
+    return run_check(binary, os.path.join(tmp, name), yaml.safe_dump(config, sort_keys=False),
+                     dict(PROD_SF_CLIENT_ID="prod-consumer-key",
+                          UAT_SF_CLIENT_ID="uat-consumer-key"))
 
 
 failures = []
@@ -70,9 +48,7 @@ missing = EXPECTED - {os.path.basename(p) for p in paths}
 if missing:
     failures.append(f"missing presets {sorted(missing)}")
 with tempfile.TemporaryDirectory(prefix="sf2loki-presets-") as tmp:
-    key = os.path.join(tmp, "private-key.pem")
-    subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt",
-                    "rsa_keygen_bits:2048", "-out", key], check=True, stderr=subprocess.DEVNULL)
+    key = make_key(tmp)
     base = {
         "salesforce": {"client_id": "consumer-key", "username": "integration@example.com",
                        "private_key_file": key},

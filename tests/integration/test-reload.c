@@ -91,13 +91,9 @@ static gboolean
 fx_distinct_at_least(gpointer data)
 {
 	Fx *fx = data;
-	json_t *summary = sfl_test_sim_control(fx->sims.loop, fx->sims.loki_base, "GET",
-					       "/control/summary?field=EventIdentifier", NULL);
-	gboolean done =
-		json_integer_value(json_object_get(summary, "distinct")) >= (json_int_t)fx->want;
 
-	json_decref(summary);
-	return done;
+	return sfl_test_sims_loki_stat(&fx->sims, "EventIdentifier", "distinct") >=
+	       (json_int_t)fx->want;
 }
 
 /* the log lines read so far hold @needle at least @needle_count times */

@@ -10,23 +10,13 @@
 #include <string.h>
 
 #include "sfl-config.h"
+#include "sfl-test-files.h"
 
 /*
  * config.schema.json and the Helm chart's generated config: block against their renderers
  * (sfl-config-jsonschema.c, sfl-config-helm.c). What the schema accepts is compared with
  * `sf2loki check` by tests/data/check-config-schema.py.
  */
-
-static gchar *
-read_source_file(const gchar *relative)
-{
-	g_autofree gchar *path = g_test_build_filename(G_TEST_DIST, "..", relative, NULL);
-	g_autoptr(GError) error = NULL;
-	gchar *contents = NULL;
-	g_file_get_contents(path, &contents, NULL, &error);
-	g_assert_no_error(error);
-	return contents;
-}
 
 static void
 assert_not_drifted(const gchar *committed, const gchar *generated, const gchar *what)
@@ -52,7 +42,7 @@ load_schema(void)
 static void
 test_schema_drift(void)
 {
-	g_autofree gchar *committed = read_source_file("config.schema.json");
+	g_autofree gchar *committed = sfl_test_read_source_file("config.schema.json");
 	g_autofree gchar *generated = sfl_config_render_jsonschema();
 	assert_not_drifted(committed, generated, "config.schema.json");
 }
@@ -264,7 +254,7 @@ values_region(const gchar *values)
 static void
 test_helm_values_drift(void)
 {
-	g_autofree gchar *values = read_source_file("deploy/helm/values.yaml");
+	g_autofree gchar *values = sfl_test_read_source_file("deploy/helm/values.yaml");
 	g_autofree gchar *committed = values_region(values);
 	g_autofree gchar *generated = sfl_config_render_helm_values();
 	assert_not_drifted(committed, generated, "the config: block of deploy/helm/values.yaml");

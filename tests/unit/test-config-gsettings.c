@@ -17,18 +17,13 @@
 #include "sfl-config-leaves.h"
 #include "sfl-config.h"
 #include "sfl-redact.h"
+#include "sfl-test-files.h"
 
 /*
  * GSettings as a configuration layer (docs/configuration.md): the generated schema, the
  * keyfile backend between YAML and the environment, errors naming schema and key, the
  * `config dump --origin` output of the real binary, and a dconf database with a lock.
  */
-
-#define YAML_SF                                                                                    \
-	"salesforce:\n"                                                                            \
-	"  client_id: cid\n"                                                                       \
-	"  username: integration@example.com\n"                                                    \
-	"  private_key: inline-key-material\n"
 
 typedef struct {
 	gchar *tmpdir;
@@ -77,22 +72,12 @@ fixture_teardown(Fixture *fx, gconstpointer user_data)
 	sfl_redact_clear_secrets();
 }
 
-static gchar *
-fixture_write(Fixture *fx, const gchar *name, const gchar *contents)
-{
-	gchar *path = g_build_filename(fx->tmpdir, name, NULL);
-	g_autoptr(GError) error = NULL;
-	g_file_set_contents(path, contents, -1, &error);
-	g_assert_no_error(error);
-	return path;
-}
-
 /* YAML naming the fixture's keyfile, then @rest */
 static gchar *
 fixture_yaml(Fixture *fx, const gchar *rest)
 {
-	return g_strdup_printf(YAML_SF "service:\n  gsettings_keyfile: '%s'\n%s", fx->keyfile,
-			       rest);
+	return g_strdup_printf(SFL_TEST_YAML_SF "service:\n  gsettings_keyfile: '%s'\n%s",
+			       fx->keyfile, rest);
 }
 
 static GSettings *
@@ -144,21 +129,10 @@ load_fail(Fixture *fx, const gchar *yaml)
 	return g_strdup(error->message);
 }
 
-static gchar *
-read_source_file(const gchar *relative)
-{
-	g_autofree gchar *path = g_test_build_filename(G_TEST_DIST, "..", relative, NULL);
-	g_autoptr(GError) error = NULL;
-	gchar *contents = NULL;
-	g_file_get_contents(path, &contents, NULL, &error);
-	g_assert_no_error(error);
-	return contents;
-}
-
 static void
 test_gschema_drift(void)
 {
-	g_autofree gchar *committed = read_source_file("data/org.sf2loki.gschema.xml");
+	g_autofree gchar *committed = sfl_test_read_source_file("data/org.sf2loki.gschema.xml");
 	g_autofree gchar *generated = sfl_config_render_gschema();
 	if (g_strcmp0(committed, generated) != 0)
 		g_error("data/org.sf2loki.gschema.xml has drifted from the schema tables; "
@@ -168,7 +142,7 @@ test_gschema_drift(void)
 static void
 test_gschema_compiles(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *xml = read_source_file("data/org.sf2loki.gschema.xml");
+	g_autofree gchar *xml = sfl_test_read_source_file("data/org.sf2loki.gschema.xml");
 	g_autofree gchar *dir = g_build_filename(fx->tmpdir, "schemas", NULL);
 	g_autofree gchar *path = g_build_filename(dir, "org.sf2loki.gschema.xml", NULL);
 	g_autofree gchar *prog = g_find_program_in_path("glib-compile-schemas");
@@ -319,13 +293,13 @@ test_keyfile_bad_values(Fixture *fx, gconstpointer user_data)
 	g_autofree gchar *kf = NULL;
 	g_autofree gchar *p = NULL;
 
-	kf = fixture_write(fx, "sf2loki.ini",
-			   "[service]\n"
-			   "shutdown-grace='abc'\n"
-			   "log-level='loud'\n"
-			   "no-such-key=1\n"
-			   "[sink/nowhere]\n"
-			   "x=1\n");
+	kf = sfl_test_write_file(fx->tmpdir, "sf2loki.ini",
+				 "[service]\n"
+				 "shutdown-grace='abc'\n"
+				 "log-level='loud'\n"
+				 "no-such-key=1\n"
+				 "[sink/nowhere]\n"
+				 "x=1\n");
 	p = load_fail(fx, yaml);
 	/* the loader's own check, at the GSettings key */
 	g_assert_nonnull(strstr(p, "service.shutdown_grace: "));
@@ -347,7 +321,8 @@ test_sources(Fixture *fx, gconstpointer user_data)
 	g_autoptr(SflConfig) absent = NULL;
 	g_autofree gchar *missing = NULL;
 
-	kf = fixture_write(fx, "sf2loki.ini", "[sink/loki]\nurl='http://gs.example:3100/x'\n");
+	kf = sfl_test_write_file(fx->tmpdir, "sf2loki.ini",
+				 "[sink/loki]\nurl='http://gs.example:3100/x'\n");
 	yaml = fixture_yaml(fx, "  config_sources: [file, env]\n"
 				"sink:\n  loki:\n    url: http://yaml.example:3100/x\n");
 	off = load_ok(fx, yaml);
@@ -483,7 +458,7 @@ test_dump_origins(Fixture *fx, gconstpointer user_data)
 						  "  loki:\n"
 						  "    url: http://yaml.example:3100/x\n"
 						  "    tenant_id: yaml-tenant\n");
-	g_autofree gchar *path = fixture_write(fx, "config.yaml", yaml);
+	g_autofree gchar *path = sfl_test_write_file(fx->tmpdir, "config.yaml", yaml);
 	g_auto(GStrv) env = NULL;
 	g_autofree gchar *out = NULL;
 	g_autofree gchar *want_file = NULL;
@@ -523,9 +498,10 @@ test_dconf_locked(Fixture *fx, gconstpointer user_data)
 	g_autofree gchar *db = g_build_filename(fx->tmpdir, "sf2loki.db", NULL);
 	/* a user database makes locks meaningful; it need not exist (XDG_CONFIG_HOME/dconf/user) */
 	g_autofree gchar *profile_text = g_strdup_printf("user-db:user\nfile-db:%s\n", db);
-	g_autofree gchar *profile = fixture_write(fx, "profile", profile_text);
-	g_autofree gchar *yaml = g_strdup(YAML_SF "sink:\n  loki:\n    url: http://yaml:3100/x\n");
-	g_autofree gchar *path = fixture_write(fx, "config.yaml", yaml);
+	g_autofree gchar *profile = sfl_test_write_file(fx->tmpdir, "profile", profile_text);
+	g_autofree gchar *yaml =
+		g_strdup(SFL_TEST_YAML_SF "sink:\n  loki:\n    url: http://yaml:3100/x\n");
+	g_autofree gchar *path = sfl_test_write_file(fx->tmpdir, "config.yaml", yaml);
 	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) env = NULL;
 	g_autofree gchar *out = NULL;
@@ -542,12 +518,13 @@ test_dconf_locked(Fixture *fx, gconstpointer user_data)
 		return;
 	}
 	g_assert_cmpint(g_mkdir_with_parents(ldir, 0700), ==, 0);
-	g_free(fixture_write(fx, "sf2loki.d/00-sf2loki",
-			     "[org/sf2loki/sink/loki]\n"
-			     "url='http://dconf.example:3100/x'\n"
-			     "[org/sf2loki/service]\n"
-			     "log-level='debug'\n"));
-	g_free(fixture_write(fx, "sf2loki.d/locks/00-sf2loki", "/org/sf2loki/sink/loki/url\n"));
+	g_free(sfl_test_write_file(fx->tmpdir, "sf2loki.d/00-sf2loki",
+				   "[org/sf2loki/sink/loki]\n"
+				   "url='http://dconf.example:3100/x'\n"
+				   "[org/sf2loki/service]\n"
+				   "log-level='debug'\n"));
+	g_free(sfl_test_write_file(fx->tmpdir, "sf2loki.d/locks/00-sf2loki",
+				   "/org/sf2loki/sink/loki/url\n"));
 	{
 		const gchar *argv[] = { dconf, "compile", db, kdir, NULL };
 		g_autofree gchar *err = NULL;

@@ -11,15 +11,7 @@
 #include "sfl-config-leaves.h"
 #include "sfl-config.h"
 #include "sfl-redact.h"
-
-#define MINIMAL                                                                                    \
-	"salesforce:\n"                                                                            \
-	"  client_id: cid\n"                                                                       \
-	"  username: integration@example.com\n"                                                    \
-	"  private_key: inline-key-material\n"                                                     \
-	"sink:\n"                                                                                  \
-	"  loki:\n"                                                                                \
-	"    url: http://127.0.0.1:3100/loki/api/v1/push\n"
+#include "sfl-test-files.h"
 
 static SflConfig *
 load(const gchar *yaml)
@@ -67,7 +59,7 @@ diff_has(GPtrArray *diff, const gchar *path)
 static void
 test_defaults_appear(void)
 {
-	g_autoptr(SflConfig) config = load(MINIMAL);
+	g_autoptr(SflConfig) config = load(SFL_TEST_YAML_MINIMAL);
 	g_autoptr(GPtrArray) leaves = sfl_config_leaves(config);
 	const SflConfigLeaf *leaf;
 
@@ -97,7 +89,7 @@ test_defaults_appear(void)
 static void
 test_secret_redacted(void)
 {
-	g_autoptr(SflConfig) config = load(MINIMAL);
+	g_autoptr(SflConfig) config = load(SFL_TEST_YAML_MINIMAL);
 	g_autoptr(GPtrArray) leaves = sfl_config_leaves(config);
 	const SflConfigLeaf *key = leaf_at(leaves, "salesforce.private_key");
 	const SflConfigLeaf *unset = leaf_at(leaves, "salesforce.client_secret");
@@ -118,13 +110,13 @@ static void
 test_types_rendered(void)
 {
 	g_autoptr(SflConfig) config =
-		load(MINIMAL "sources:\n"
-			     "  pubsub:\n"
-			     "    topics: [/event/A, \"/event/B\\\"q\"]\n"
-			     "    sample: {LoginEvent: 0.25}\n"
-			     "    transforms:\n"
-			     "      - {action: drop_row, match: {type: login}}\n"
-			     "      - {action: drop_row, match: {type: api}}\n");
+		load(SFL_TEST_YAML_MINIMAL "sources:\n"
+					   "  pubsub:\n"
+					   "    topics: [/event/A, \"/event/B\\\"q\"]\n"
+					   "    sample: {LoginEvent: 0.25}\n"
+					   "    transforms:\n"
+					   "      - {action: drop_row, match: {type: login}}\n"
+					   "      - {action: drop_row, match: {type: api}}\n");
 	g_autoptr(GPtrArray) leaves = sfl_config_leaves(config);
 	const SflConfigLeaf *leaf;
 
@@ -141,8 +133,10 @@ test_types_rendered(void)
 static void
 test_diff(void)
 {
-	g_autoptr(SflConfig) a = load(MINIMAL "sources:\n  pubsub:\n    topics: [/event/A]\n");
-	g_autoptr(SflConfig) same = load(MINIMAL "sources:\n  pubsub:\n    topics: [/event/A]\n");
+	g_autoptr(SflConfig) a =
+		load(SFL_TEST_YAML_MINIMAL "sources:\n  pubsub:\n    topics: [/event/A]\n");
+	g_autoptr(SflConfig) same =
+		load(SFL_TEST_YAML_MINIMAL "sources:\n  pubsub:\n    topics: [/event/A]\n");
 	g_autoptr(SflConfig) b = load("salesforce:\n"
 				      "  client_id: cid\n"
 				      "  username: integration@example.com\n"
@@ -172,8 +166,8 @@ test_diff(void)
 static void
 test_hash(void)
 {
-	g_autoptr(SflConfig) a = load(MINIMAL);
-	g_autoptr(SflConfig) again = load(MINIMAL);
+	g_autoptr(SflConfig) a = load(SFL_TEST_YAML_MINIMAL);
+	g_autoptr(SflConfig) again = load(SFL_TEST_YAML_MINIMAL);
 	g_autoptr(SflConfig) rotated = load("salesforce:\n"
 					    "  client_id: cid\n"
 					    "  username: integration@example.com\n"
@@ -181,7 +175,8 @@ test_hash(void)
 					    "sink:\n"
 					    "  loki:\n"
 					    "    url: http://127.0.0.1:3100/loki/api/v1/push\n");
-	g_autoptr(SflConfig) other = load(MINIMAL "sources:\n  pubsub:\n    topics: [/event/A]\n");
+	g_autoptr(SflConfig) other =
+		load(SFL_TEST_YAML_MINIMAL "sources:\n  pubsub:\n    topics: [/event/A]\n");
 	g_autofree gchar *ha = sfl_config_dup_hash(a);
 	g_autofree gchar *hagain = sfl_config_dup_hash(again);
 	g_autofree gchar *hrot = sfl_config_dup_hash(rotated);

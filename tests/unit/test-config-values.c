@@ -11,6 +11,7 @@
 #include "sfl-config.h"
 #include "sfl-error.h"
 #include "sfl-redact.h"
+#include "sfl-test-files.h"
 
 #define SEC    G_GINT64_CONSTANT(1000000)
 #define MINUTE (60 * SEC)
@@ -141,15 +142,6 @@ test_size_parse_bad(void)
 
 /* --- the platform's default paths (this suite also runs under wine) --------------------- */
 
-#define MINIMAL                                                                                    \
-	"salesforce:\n"                                                                            \
-	"  client_id: cid\n"                                                                       \
-	"  username: integration@example.com\n"                                                    \
-	"  private_key: inline-key-material\n"                                                     \
-	"sink:\n"                                                                                  \
-	"  loki:\n"                                                                                \
-	"    url: http://127.0.0.1:3100/loki/api/v1/push\n"
-
 /* where a system service keeps its state on the OS this test was built for */
 static gchar *
 expected_state_file(const gchar *name)
@@ -179,7 +171,7 @@ static void
 test_default_state_paths(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(SflConfig) config = load_with_empty_env(MINIMAL, &error);
+	g_autoptr(SflConfig) config = load_with_empty_env(SFL_TEST_YAML_MINIMAL, &error);
 	g_autofree gchar *state = expected_state_file("state.json");
 	g_autofree gchar *lease = expected_state_file("leader.lease");
 	g_autofree gchar *direct = NULL;
@@ -201,10 +193,11 @@ static void
 test_default_state_path_overridden(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(SflConfig) config = load_with_empty_env(MINIMAL "state:\n"
-								  "  file:\n"
-								  "    path: C:\\sf\\st.json\n",
-							  &error);
+	g_autoptr(SflConfig) config =
+		load_with_empty_env(SFL_TEST_YAML_MINIMAL "state:\n"
+							  "  file:\n"
+							  "    path: C:\\sf\\st.json\n",
+				    &error);
 
 	g_assert_no_error(error);
 	g_assert_cmpstr(config->data.state.file.path, ==, "C:\\sf\\st.json");
@@ -216,9 +209,9 @@ static void
 test_default_state_path_null(void)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(SflConfig) config = load_with_empty_env(MINIMAL "state:\n"
-								  "  file:\n"
-								  "    path: null\n",
+	g_autoptr(SflConfig) config = load_with_empty_env(SFL_TEST_YAML_MINIMAL "state:\n"
+										"  file:\n"
+										"    path: null\n",
 							  &error);
 
 	g_assert_null(config);

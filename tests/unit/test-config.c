@@ -14,21 +14,11 @@
 #include "sfl-config.h"
 #include "sfl-error.h"
 #include "sfl-redact.h"
+#include "sfl-test-files.h"
 
 #define SEC G_GINT64_CONSTANT(1000000)
 
 /* the smallest configuration that loads; tests append to it */
-#define MINIMAL_SF                                                                                 \
-	"salesforce:\n"                                                                            \
-	"  client_id: cid\n"                                                                       \
-	"  username: integration@example.com\n"                                                    \
-	"  private_key: inline-key-material\n"
-#define MINIMAL_SINK                                                                               \
-	"sink:\n"                                                                                  \
-	"  loki:\n"                                                                                \
-	"    url: http://127.0.0.1:3100/loki/api/v1/push\n"
-#define MINIMAL MINIMAL_SF MINIMAL_SINK
-
 typedef struct {
 	gchar *tmpdir;
 	gchar **envp;
@@ -66,16 +56,6 @@ static void
 fixture_setenv(Fixture *fx, const gchar *name, const gchar *value)
 {
 	fx->envp = g_environ_setenv(fx->envp, name, value, TRUE);
-}
-
-static gchar *
-fixture_write(Fixture *fx, const gchar *name, const gchar *contents)
-{
-	gchar *path = g_build_filename(fx->tmpdir, name, NULL);
-	g_autoptr(GError) error = NULL;
-	g_file_set_contents(path, contents, -1, &error);
-	g_assert_no_error(error);
-	return path;
 }
 
 static SflConfig *
@@ -131,7 +111,7 @@ count_lines(const gchar *text)
 static void
 test_defaults(Fixture *fx, gconstpointer user_data)
 {
-	g_autoptr(SflConfig) config = load_ok(fx, MINIMAL);
+	g_autoptr(SflConfig) config = load_ok(fx, SFL_TEST_YAML_MINIMAL);
 	SflConfigData *d = &config->data;
 
 	g_assert_nonnull(d->salesforce);
@@ -288,25 +268,26 @@ static void
 test_types(Fixture *fx, gconstpointer user_data)
 {
 	g_autoptr(SflConfig) c2 = NULL;
-	const gchar *yaml = MINIMAL_SF "sink:\n"
-				       "  loki:\n"
-				       "    url: http://x/push\n"
-				       "    batch:\n"
-				       "      flush_interval: 2\n"	 /* YAML number = seconds */
-				       "      max_bytes: 4MiB\n"	 /* size string */
-				       "      max_line_bytes: '1_024'\n" /* quoted int is lax */
-				       "      max_entries: 2_000\n"	 /* YAML 1.1 separators */
-				       "    egress: {max_bytes_per_second: 1e3}\n"
-				       "    encoding: json\n"
-				       "    ca_file: /etc/ssl/certs/ca-certificates.crt\n"
-				       "sources:\n"
-				       "  pubsub:\n"
-				       "    enabled: 'off'\n"
-				       "    rediscovery_interval: 1.5\n"
-				       "  apexlog: {enabled: yes, users: [a.b@c.d]}\n"
-				       "service:\n"
-				       "  log_level: DEBUG\n"
-				       "  shutdown_grace: PT1M\n";
+	const gchar *yaml =
+		SFL_TEST_YAML_SF "sink:\n"
+				 "  loki:\n"
+				 "    url: http://x/push\n"
+				 "    batch:\n"
+				 "      flush_interval: 2\n"	   /* YAML number = seconds */
+				 "      max_bytes: 4MiB\n"	   /* size string */
+				 "      max_line_bytes: '1_024'\n" /* quoted int is lax */
+				 "      max_entries: 2_000\n"	   /* YAML 1.1 separators */
+				 "    egress: {max_bytes_per_second: 1e3}\n"
+				 "    encoding: json\n"
+				 "    ca_file: /etc/ssl/certs/ca-certificates.crt\n"
+				 "sources:\n"
+				 "  pubsub:\n"
+				 "    enabled: 'off'\n"
+				 "    rediscovery_interval: 1.5\n"
+				 "  apexlog: {enabled: yes, users: [a.b@c.d]}\n"
+				 "service:\n"
+				 "  log_level: DEBUG\n"
+				 "  shutdown_grace: PT1M\n";
 
 	c2 = load_ok(fx, yaml);
 	g_assert_cmpint(c2->data.sink.loki.batch.flush_interval, ==, 2 * SEC);
@@ -325,14 +306,14 @@ test_types(Fixture *fx, gconstpointer user_data)
 static void
 test_yaml_anchors(Fixture *fx, gconstpointer user_data)
 {
-	const gchar *yaml =
-		MINIMAL "sources:\n"
-			"  eventlog_objects:\n"
-			"    enabled: true\n"
-			"    objects:\n"
-			"      - &base {name: LoginEvent, poll_interval: 2m, lookback: 3h}\n"
-			"      - <<: *base\n"
-			"        name: ApiEvent\n";
+	const gchar *yaml = SFL_TEST_YAML_MINIMAL
+		"sources:\n"
+		"  eventlog_objects:\n"
+		"    enabled: true\n"
+		"    objects:\n"
+		"      - &base {name: LoginEvent, poll_interval: 2m, lookback: 3h}\n"
+		"      - <<: *base\n"
+		"        name: ApiEvent\n";
 	g_autoptr(SflConfig) config = load_ok(fx, yaml);
 	GPtrArray *objects = config->data.sources.eventlog_objects.objects;
 	SflEventLogObjectConfig *second;
@@ -349,9 +330,9 @@ test_yaml_anchors(Fixture *fx, gconstpointer user_data)
 static void
 test_unknown_key(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p = load_fail(fx, MINIMAL "    batch:\n"
-						    "      max_entires: 5\n"
-						    "bogus_section: {}\n");
+	g_autofree gchar *p = load_fail(fx, SFL_TEST_YAML_MINIMAL "    batch:\n"
+								  "      max_entires: 5\n"
+								  "bogus_section: {}\n");
 	assert_problem(p, "sink.loki.batch.max_entires", "unknown configuration key");
 	assert_problem(p, "sink.loki.batch.max_entires", "[test.yaml:9:7]");
 	assert_problem(p, "bogus_section", "[test.yaml:10:1]");
@@ -360,12 +341,12 @@ test_unknown_key(Fixture *fx, gconstpointer user_data)
 static void
 test_wrong_type(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p =
-		load_fail(fx, MINIMAL "    batch: {max_entries: lots}\n"
-				      "    labels: [job]\n"
-				      "    tenant_id: [a, b]\n"
-				      "sources:\n"
-				      "  pubsub: {topics: /event/A, enabled: maybe}\n");
+	g_autofree gchar *p = load_fail(fx, SFL_TEST_YAML_MINIMAL
+					"    batch: {max_entries: lots}\n"
+					"    labels: [job]\n"
+					"    tenant_id: [a, b]\n"
+					"sources:\n"
+					"  pubsub: {topics: /event/A, enabled: maybe}\n");
 	assert_problem(p, "sink.loki.batch.max_entries", "expected an integer, got 'lots'");
 	assert_problem(p, "sink.loki.labels", "expected a mapping of strings");
 	assert_problem(p, "sink.loki.tenant_id", "expected a string");
@@ -377,7 +358,8 @@ test_wrong_type(Fixture *fx, gconstpointer user_data)
 static void
 test_bad_duration(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p = load_fail(fx, MINIMAL "    batch: {flush_interval: soon}\n"
+	g_autofree gchar *p =
+		load_fail(fx, SFL_TEST_YAML_MINIMAL "    batch: {flush_interval: soon}\n"
 						    "service:\n"
 						    "  shutdown_grace: '30'\n"
 						    "  unready_after_sink_failing: -5\n");
@@ -389,7 +371,8 @@ test_bad_duration(Fixture *fx, gconstpointer user_data)
 static void
 test_bad_enum(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p = load_fail(fx, MINIMAL "    encoding: xml\n"
+	g_autofree gchar *p =
+		load_fail(fx, SFL_TEST_YAML_MINIMAL "    encoding: xml\n"
 						    "coordinate: {type: etcd}\n"
 						    "sources: {pubsub: {replay_preset: latest}}\n");
 	assert_problem(p, "sink.loki.encoding", "must be one of: protobuf, json (got 'xml')");
@@ -401,7 +384,8 @@ test_bad_enum(Fixture *fx, gconstpointer user_data)
 static void
 test_out_of_range(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p = load_fail(fx, MINIMAL "    batch: {queue_maxsize: 99}\n"
+	g_autofree gchar *p =
+		load_fail(fx, SFL_TEST_YAML_MINIMAL "    batch: {queue_maxsize: 99}\n"
 						    "sources:\n"
 						    "  pubsub:\n"
 						    "    default_num_requested: 101\n"
@@ -420,8 +404,10 @@ static void
 test_token_ttl_lower_bound(Fixture *fx, gconstpointer user_data)
 {
 	/* below the 60 s refresh skew a token would be refreshed forever (SFL-0053) */
-	g_autofree gchar *p = load_fail(fx, MINIMAL_SF "  token_ttl: 60s\n" MINIMAL_SINK);
-	g_autoptr(SflConfig) ok = load_ok(fx, MINIMAL_SF "  token_ttl: 2m\n" MINIMAL_SINK);
+	g_autofree gchar *p =
+		load_fail(fx, SFL_TEST_YAML_SF "  token_ttl: 60s\n" SFL_TEST_YAML_SINK);
+	g_autoptr(SflConfig) ok =
+		load_ok(fx, SFL_TEST_YAML_SF "  token_ttl: 2m\n" SFL_TEST_YAML_SINK);
 	assert_problem(p, "salesforce.token_ttl", "must be at least 120");
 	g_assert_cmpint(ok->data.salesforce->token_ttl, ==, 120 * SEC);
 }
@@ -431,12 +417,12 @@ test_interpolation(Fixture *fx, gconstpointer user_data)
 {
 	g_autoptr(SflConfig) config = NULL;
 	g_autofree gchar *p = NULL;
-	const gchar *yaml = MINIMAL_SF "sink:\n"
-				       "  loki:\n"
-				       "    url: ${LOKI_SCHEME}://${LOKI_HOST}/push\n"
-				       "    tenant_id: '${EMPTY}'\n"
-				       "    labels: {job: '${JOB}'}\n"
-				       "    batch: {max_entries: '${N}'}\n";
+	const gchar *yaml = SFL_TEST_YAML_SF "sink:\n"
+					     "  loki:\n"
+					     "    url: ${LOKI_SCHEME}://${LOKI_HOST}/push\n"
+					     "    tenant_id: '${EMPTY}'\n"
+					     "    labels: {job: '${JOB}'}\n"
+					     "    batch: {max_entries: '${N}'}\n";
 
 	fixture_setenv(fx, "LOKI_SCHEME", "https");
 	fixture_setenv(fx, "LOKI_HOST", "loki.example.com");
@@ -465,7 +451,7 @@ test_interpolation_not_in_env_values(Fixture *fx, gconstpointer user_data)
 
 	/* environment override values are taken literally */
 	fixture_setenv(fx, "SF2LOKI_SINK__LOKI__TENANT_ID", "${NOT_SET}");
-	config = load_ok(fx, MINIMAL);
+	config = load_ok(fx, SFL_TEST_YAML_MINIMAL);
 	g_assert_cmpstr(config->data.sink.loki.tenant_id, ==, "${NOT_SET}");
 }
 
@@ -474,11 +460,12 @@ test_interpolation_not_in_env_values(Fixture *fx, gconstpointer user_data)
 static void
 test_secret_file(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *key = fixture_write(fx, "key.pem", "\n  -----KEY-----  \n\n");
+	g_autofree gchar *key =
+		sfl_test_write_file(fx->tmpdir, "key.pem", "\n  -----KEY-----  \n\n");
 	g_autofree gchar *yaml = g_strdup_printf("salesforce:\n"
 						 "  client_id: cid\n"
 						 "  username: u\n"
-						 "  private_key_file: %s\n" MINIMAL_SINK,
+						 "  private_key_file: %s\n" SFL_TEST_YAML_SINK,
 						 key);
 	g_autoptr(SflConfig) config = load_ok(fx, yaml);
 	g_autofree gchar *masked = NULL;
@@ -494,12 +481,12 @@ static void
 test_secret_file_unreadable(Fixture *fx, gconstpointer user_data)
 {
 	g_autofree gchar *missing = g_build_filename(fx->tmpdir, "missing.pem", NULL);
-	g_autofree gchar *yaml =
-		g_strdup_printf("salesforce:\n"
-				"  client_id: cid\n"
-				"  username: u\n"
-				"  private_key_file: %s\n" MINIMAL_SINK "    auth_token_file: %s\n",
-				missing, fx->tmpdir);
+	g_autofree gchar *yaml = g_strdup_printf("salesforce:\n"
+						 "  client_id: cid\n"
+						 "  username: u\n"
+						 "  private_key_file: %s\n" SFL_TEST_YAML_SINK
+						 "    auth_token_file: %s\n",
+						 missing, fx->tmpdir);
 	g_autofree gchar *p = load_fail(fx, yaml);
 
 	assert_problem(p, "salesforce.private_key_file", missing);
@@ -514,7 +501,7 @@ test_secret_file_unreadable(Fixture *fx, gconstpointer user_data)
 static void
 test_secret_file_permission(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *key = fixture_write(fx, "key.pem", "secret");
+	g_autofree gchar *key = sfl_test_write_file(fx->tmpdir, "key.pem", "secret");
 	g_autofree gchar *yaml = NULL;
 	g_autofree gchar *p = NULL;
 
@@ -527,10 +514,10 @@ test_secret_file_permission(Fixture *fx, gconstpointer user_data)
 		g_test_skip("cannot drop to uid 65534 to provoke a permission error");
 		return;
 	}
-	yaml = g_strdup_printf(MINIMAL_SINK "salesforce:\n"
-					    "  client_id: cid\n"
-					    "  username: u\n"
-					    "  private_key_file: %s\n",
+	yaml = g_strdup_printf(SFL_TEST_YAML_SINK "salesforce:\n"
+						  "  client_id: cid\n"
+						  "  username: u\n"
+						  "  private_key_file: %s\n",
 			       key);
 	p = load_fail(fx, yaml);
 	if (was_root)
@@ -542,11 +529,11 @@ test_secret_file_permission(Fixture *fx, gconstpointer user_data)
 static void
 test_secret_blank_file(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *key = fixture_write(fx, "blank.pem", " \n\t\n");
+	g_autofree gchar *key = sfl_test_write_file(fx->tmpdir, "blank.pem", " \n\t\n");
 	g_autofree gchar *yaml = g_strdup_printf("salesforce:\n"
 						 "  client_id: cid\n"
 						 "  username: u\n"
-						 "  private_key_file: %s\n" MINIMAL_SINK,
+						 "  private_key_file: %s\n" SFL_TEST_YAML_SINK,
 						 key);
 	g_autofree gchar *p = load_fail(fx, yaml);
 	assert_problem(p, "salesforce.private_key", "required for auth_mode jwt_bearer");
@@ -557,12 +544,12 @@ static void
 test_secret_blank_inline_shadowing(Fixture *fx, gconstpointer user_data)
 {
 	/* a blank inline value must not hide a good file (SFL-0047) */
-	g_autofree gchar *key = fixture_write(fx, "key.pem", "real-key");
+	g_autofree gchar *key = sfl_test_write_file(fx->tmpdir, "key.pem", "real-key");
 	g_autofree gchar *yaml = g_strdup_printf("salesforce:\n"
 						 "  client_id: cid\n"
 						 "  username: u\n"
 						 "  private_key: '   '\n"
-						 "  private_key_file: %s\n" MINIMAL_SINK,
+						 "  private_key_file: %s\n" SFL_TEST_YAML_SINK,
 						 key);
 	g_autoptr(SflConfig) config = load_ok(fx, yaml);
 	g_autofree gchar *p = NULL;
@@ -579,7 +566,7 @@ test_secret_blank_inline_shadowing(Fixture *fx, gconstpointer user_data)
 	p = load_fail(fx, "salesforce:\n"
 			  "  client_id: cid\n"
 			  "  username: u\n"
-			  "  private_key: ''\n" MINIMAL_SINK);
+			  "  private_key: ''\n" SFL_TEST_YAML_SINK);
 	assert_problem(p, "salesforce.private_key", "required");
 }
 
@@ -588,8 +575,8 @@ test_secret_inline_wins(Fixture *fx, gconstpointer user_data)
 {
 	/* the inline value wins and the file is never read, so a missing file is no error */
 	g_autoptr(SflConfig) config =
-		load_ok(fx, MINIMAL "    auth_token: tok-inline\n"
-				    "    auth_token_file: /nonexistent/tok\n");
+		load_ok(fx, SFL_TEST_YAML_MINIMAL "    auth_token: tok-inline\n"
+						  "    auth_token_file: /nonexistent/tok\n");
 	g_assert_cmpstr(config->data.sink.loki.auth_token, ==, "tok-inline");
 }
 
@@ -599,7 +586,7 @@ test_secret_required_by_mode(Fixture *fx, gconstpointer user_data)
 	g_autofree gchar *p =
 		load_fail(fx, "salesforce:\n"
 			      "  client_id: cid\n"
-			      "  auth_mode: client_credentials\n" MINIMAL_SINK "orgs: []\n");
+			      "  auth_mode: client_credentials\n" SFL_TEST_YAML_SINK "orgs: []\n");
 	assert_problem(p, "salesforce.client_secret", "required for auth_mode client_credentials");
 	assert_problem(p, "salesforce.login_url", "My Domain");
 }
@@ -640,7 +627,8 @@ test_env_precedence(Fixture *fx, gconstpointer user_data)
 	fixture_setenv(fx, "SF2LOKI_SERVICE__SHUTDOWN_GRACE", "5s");
 	/* not ours: an unknown top-level variable is ignored */
 	fixture_setenv(fx, "SF2LOKI_CONFIG", "/etc/whatever.yaml");
-	config = load_ok(fx, MINIMAL "    batch: {max_entries: 7, max_bytes: 2048}\n");
+	config =
+		load_ok(fx, SFL_TEST_YAML_MINIMAL "    batch: {max_entries: 7, max_bytes: 2048}\n");
 
 	g_assert_cmpstr(config->data.sink.loki.url, ==, "https://env.example.com/push");
 	g_assert_cmpint(config->data.sink.loki.batch.max_entries, ==, 42);
@@ -659,7 +647,7 @@ test_env_json(Fixture *fx, gconstpointer user_data)
 	fixture_setenv(fx, "SF2LOKI_SINK__LOKI__LABELS", "{\"job\": \"from-env\"}");
 	fixture_setenv(fx, "SF2LOKI_SOURCES__EVENTLOGFILE",
 		       "{\"enabled\": true, \"event_types\": [\"Login\"]}");
-	config = load_ok(fx, MINIMAL "sources: {pubsub: {topics: [/event/File]}}\n");
+	config = load_ok(fx, SFL_TEST_YAML_MINIMAL "sources: {pubsub: {topics: [/event/File]}}\n");
 	g_assert_cmpuint(g_strv_length(config->data.sources.pubsub.topics), ==, 2);
 	g_assert_cmpstr(config->data.sources.pubsub.topics[1], ==, "/event/B");
 	g_assert_cmpstr(sfl_config_map_lookup(config->data.sink.loki.labels, "job")->value, ==,
@@ -667,7 +655,7 @@ test_env_json(Fixture *fx, gconstpointer user_data)
 	g_assert_true(config->data.sources.eventlogfile.enabled);
 
 	fixture_setenv(fx, "SF2LOKI_SOURCES__PUBSUB__TOPICS", "[\"/event/A\"");
-	p = load_fail(fx, MINIMAL);
+	p = load_fail(fx, SFL_TEST_YAML_MINIMAL);
 	assert_problem(p, "sources.pubsub.topics", "env SF2LOKI_SOURCES__PUBSUB__TOPICS");
 	assert_problem(p, "sources.pubsub.topics", "invalid JSON");
 }
@@ -679,7 +667,7 @@ test_env_unknown_nested(Fixture *fx, gconstpointer user_data)
 
 	fixture_setenv(fx, "SF2LOKI_SINK__LOKI__URLL", "http://typo");
 	fixture_setenv(fx, "SF2LOKI_SINK__LOKI__URL__HOST", "x");
-	p = load_fail(fx, MINIMAL);
+	p = load_fail(fx, SFL_TEST_YAML_MINIMAL);
 	assert_problem(p, "sink.loki.urll", "unknown configuration key");
 	assert_problem(p, "sink.loki.urll", "env SF2LOKI_SINK__LOKI__URLL");
 	assert_problem(p, "sink.loki.url", "not a mapping");
@@ -690,7 +678,7 @@ test_env_type_error_names_variable(Fixture *fx, gconstpointer user_data)
 {
 	g_autofree gchar *p = NULL;
 	fixture_setenv(fx, "SF2LOKI_SINK__LOKI__BATCH__FLUSH_INTERVAL", "30");
-	p = load_fail(fx, MINIMAL);
+	p = load_fail(fx, SFL_TEST_YAML_MINIMAL);
 	assert_problem(p, "sink.loki.batch.flush_interval", "needs a unit");
 	assert_problem(p, "sink.loki.batch.flush_interval",
 		       "[env SF2LOKI_SINK__LOKI__BATCH__FLUSH_INTERVAL]");
@@ -701,25 +689,26 @@ test_env_type_error_names_variable(Fixture *fx, gconstpointer user_data)
 static void
 test_cross_field(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p = load_fail(
-		fx, MINIMAL "    labels: {job: a, source: b, team: c}\n"
-			    "coordinate:\n"
-			    "  file_lease: {ttl: 20s, renew_interval: 10s}\n"
-			    "  k8s_lease: {lease_duration: 15s}\n"
-			    "state: {store: gcs}\n"
-			    "service:\n"
-			    "  telemetry: {enabled: true, endpoint: 'https://otlp/v1/metrics'}\n"
-			    "sources:\n"
-			    "  eventlogfile:\n"
-			    "    enabled: true\n"
-			    "    event_types: [{name: Login, labels: [USER_TYPE, org]}]\n"
-			    "    transforms: [{action: drop_field, fields: [USER_TYPE]}]\n"
-			    "  pubsub:\n"
-			    "    transforms:\n"
-			    "      - {action: regex_replace, fields: [A], pattern: '(unclosed'}\n"
-			    "      - {action: drop_row, fields: [A]}\n"
-			    "      - {action: hash}\n"
-			    "      - {action: mask, fields: [A], pattern: x}\n");
+	g_autofree gchar *p =
+		load_fail(fx, SFL_TEST_YAML_MINIMAL
+			  "    labels: {job: a, source: b, team: c}\n"
+			  "coordinate:\n"
+			  "  file_lease: {ttl: 20s, renew_interval: 10s}\n"
+			  "  k8s_lease: {lease_duration: 15s}\n"
+			  "state: {store: gcs}\n"
+			  "service:\n"
+			  "  telemetry: {enabled: true, endpoint: 'https://otlp/v1/metrics'}\n"
+			  "sources:\n"
+			  "  eventlogfile:\n"
+			  "    enabled: true\n"
+			  "    event_types: [{name: Login, labels: [USER_TYPE, org]}]\n"
+			  "    transforms: [{action: drop_field, fields: [USER_TYPE]}]\n"
+			  "  pubsub:\n"
+			  "    transforms:\n"
+			  "      - {action: regex_replace, fields: [A], pattern: '(unclosed'}\n"
+			  "      - {action: drop_row, fields: [A]}\n"
+			  "      - {action: hash}\n"
+			  "      - {action: mask, fields: [A], pattern: x}\n");
 
 	/* checked whatever coordinator is selected */
 	assert_problem(p, "coordinate.file_lease.renew_interval",
@@ -741,22 +730,24 @@ test_cross_field(Fixture *fx, gconstpointer user_data)
 static void
 test_telemetry_inherits_loki_credentials(Fixture *fx, gconstpointer user_data)
 {
-	g_autoptr(SflConfig) config = load_ok(
-		fx, MINIMAL "    tenant_id: '42'\n"
-			    "    auth_token: tok\n"
-			    "service:\n"
-			    "  telemetry: {enabled: true, endpoint: 'https://otlp/v1/metrics'}\n");
+	g_autoptr(SflConfig) config =
+		load_ok(fx, SFL_TEST_YAML_MINIMAL
+			"    tenant_id: '42'\n"
+			"    auth_token: tok\n"
+			"service:\n"
+			"  telemetry: {enabled: true, endpoint: 'https://otlp/v1/metrics'}\n");
 	g_assert_true(config->data.service.telemetry.enabled);
 }
 
 static void
 test_elf_requires_types(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *p = load_fail(
-		fx, MINIMAL "sources: {eventlogfile: {enabled: true, event_types: [Bad-Name]}}\n");
+	g_autofree gchar *p =
+		load_fail(fx, SFL_TEST_YAML_MINIMAL
+			  "sources: {eventlogfile: {enabled: true, event_types: [Bad-Name]}}\n");
 	assert_problem(p, "sources.eventlogfile.event_types[0].name", "does not match");
 	g_free(g_steal_pointer(&p));
-	p = load_fail(fx, MINIMAL "sources: {eventlogfile: {enabled: true}}\n");
+	p = load_fail(fx, SFL_TEST_YAML_MINIMAL "sources: {eventlogfile: {enabled: true}}\n");
 	assert_problem(p, "sources.eventlogfile.event_types", "at least one EventType");
 }
 
@@ -764,20 +755,20 @@ static void
 test_topology(Fixture *fx, gconstpointer user_data)
 {
 	g_autofree gchar *both =
-		load_fail(fx, MINIMAL "orgs:\n"
-				      "  - name: a\n"
-				      "    salesforce: {client_id: c, username: u, "
-				      "private_key: k}\n");
-	g_autofree gchar *neither = load_fail(fx, MINIMAL_SINK);
-	g_autofree gchar *multi_bad =
-		load_fail(fx, MINIMAL_SINK "    labels: {org: x}\n"
-					   "sources: {allow_overlap: true}\n"
-					   "orgs:\n"
-					   "  - {name: a, salesforce: {client_id: c, username: u, "
-					   "private_key: k}}\n"
-					   "  - {name: a, salesforce: {client_id: c, username: u, "
-					   "private_key: k}}\n"
-					   "  - {name: 'b c', salesforce: {client_id: c}}\n");
+		load_fail(fx, SFL_TEST_YAML_MINIMAL "orgs:\n"
+						    "  - name: a\n"
+						    "    salesforce: {client_id: c, username: u, "
+						    "private_key: k}\n");
+	g_autofree gchar *neither = load_fail(fx, SFL_TEST_YAML_SINK);
+	g_autofree gchar *multi_bad = load_fail(
+		fx, SFL_TEST_YAML_SINK "    labels: {org: x}\n"
+				       "sources: {allow_overlap: true}\n"
+				       "orgs:\n"
+				       "  - {name: a, salesforce: {client_id: c, username: u, "
+				       "private_key: k}}\n"
+				       "  - {name: a, salesforce: {client_id: c, username: u, "
+				       "private_key: k}}\n"
+				       "  - {name: 'b c', salesforce: {client_id: c}}\n");
 	g_autoptr(SflConfig) multi = NULL;
 
 	assert_problem(both, "salesforce", "not both");
@@ -788,7 +779,7 @@ test_topology(Fixture *fx, gconstpointer user_data)
 	assert_problem(multi_bad, "sources", "per org");
 	assert_problem(multi_bad, "sink.loki.labels", "'org' is set per org");
 
-	multi = load_ok(fx, MINIMAL_SINK
+	multi = load_ok(fx, SFL_TEST_YAML_SINK
 			"orgs:\n"
 			"  - name: prod\n"
 			"    salesforce: {client_id: c, username: u, private_key: k}\n"
@@ -912,7 +903,7 @@ test_secret_file_fifo(Fixture *fx, gconstpointer user_data)
 	yaml = g_strdup_printf("salesforce:\n"
 			       "  client_id: cid\n"
 			       "  username: u\n"
-			       "  private_key_file: %s\n" MINIMAL_SINK,
+			       "  private_key_file: %s\n" SFL_TEST_YAML_SINK,
 			       fifo);
 	p = load_fail(fx, yaml);
 	assert_problem(p, "salesforce.private_key_file", "pipe or socket");
@@ -929,7 +920,7 @@ test_empty_document(Fixture *fx, gconstpointer user_data)
 static void
 test_load_file(Fixture *fx, gconstpointer user_data)
 {
-	g_autofree gchar *path = fixture_write(fx, "c.yaml", MINIMAL);
+	g_autofree gchar *path = sfl_test_write_file(fx->tmpdir, "c.yaml", SFL_TEST_YAML_MINIMAL);
 	g_autofree gchar *missing = g_build_filename(fx->tmpdir, "nope.yaml", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflConfig) config = sfl_config_load(path, fx->envp, &error);
@@ -946,17 +937,6 @@ test_load_file(Fixture *fx, gconstpointer user_data)
 
 /* --- generated artifacts -------------------------------------------------------------------- */
 
-static gchar *
-read_source_file(const gchar *relative)
-{
-	g_autofree gchar *path = g_test_build_filename(G_TEST_DIST, "..", relative, NULL);
-	g_autoptr(GError) error = NULL;
-	gchar *contents = NULL;
-	g_file_get_contents(path, &contents, NULL, &error);
-	g_assert_no_error(error);
-	return contents;
-}
-
 static void
 assert_same_text(const gchar *committed, const gchar *generated, const gchar *what)
 {
@@ -970,7 +950,7 @@ assert_same_text(const gchar *committed, const gchar *generated, const gchar *wh
 static void
 test_example_drift(void)
 {
-	g_autofree gchar *committed = read_source_file("config.example.yaml");
+	g_autofree gchar *committed = sfl_test_read_source_file("config.example.yaml");
 	g_autofree gchar *generated = sfl_config_render_example();
 	assert_same_text(committed, generated, "config.example.yaml");
 }
@@ -978,7 +958,7 @@ test_example_drift(void)
 static void
 test_reference_drift(void)
 {
-	g_autofree gchar *committed = read_source_file("docs/config-reference.md");
+	g_autofree gchar *committed = sfl_test_read_source_file("docs/config-reference.md");
 	g_autofree gchar *generated = sfl_config_render_reference();
 	assert_same_text(committed, generated, "docs/config-reference.md");
 }
@@ -987,7 +967,7 @@ static void
 test_example_loads(Fixture *fx, gconstpointer user_data)
 {
 	g_autofree gchar *example = sfl_config_render_example();
-	g_autofree gchar *key = fixture_write(fx, "key.pem", "key-material");
+	g_autofree gchar *key = sfl_test_write_file(fx->tmpdir, "key.pem", "key-material");
 	g_autoptr(SflConfig) config = NULL;
 	g_autofree gchar *p = NULL;
 

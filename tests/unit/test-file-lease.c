@@ -1053,6 +1053,21 @@ test_epoch_floor_without_floor_is_fenced(Fixture *f, gconstpointer user_data)
 	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
 }
 
+/* a lease at the largest epoch a JSON reader takes: no claim (one past it would wrap or make
+ * the lease unreadable to every replica), a warning that says what to reset */
+static void
+test_epoch_floor_exhausted(Fixture *f, gconstpointer user_data)
+{
+	disk_set_raw(f, "{\"holder\": \"replica-b\", \"expires_at\": "
+			"\"2020-01-01T00:00:00+00:00\", \"epoch\": 9223372036854775807}");
+	fixture_create(f);
+	install_store_floor(f);
+	fixture_run(f);
+	advance_until(f, count_warnings("the largest there is") >= 2, 2 * TTL);
+	g_assert_false(f->c.leading);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->c.coord), ==, 0);
+}
+
 static void
 test_epoch_floor_store_7_corrupt_lease(Fixture *f, gconstpointer user_data)
 {
@@ -2125,6 +2140,7 @@ main(int argc, char **argv)
 	    test_epoch_floor_store_7_absent_lease);
 	ADD("/sfl/file-lease/epoch-floor/without-floor-is-fenced",
 	    test_epoch_floor_without_floor_is_fenced);
+	ADD("/sfl/file-lease/epoch-floor/exhausted", test_epoch_floor_exhausted);
 	ADD("/sfl/file-lease/epoch-floor/store-7-corrupt-lease",
 	    test_epoch_floor_store_7_corrupt_lease);
 	ADD("/sfl/file-lease/epoch-floor/lease-9-store-3", test_epoch_floor_lease_9_store_3);

@@ -561,6 +561,17 @@ test_floor(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(count_warnings("continuing from the store's epoch"), ==, 1);
 }
 
+/* a store floor at the largest epoch a JSON reader takes: never claimed, never wrapped */
+static void
+test_floor_exhausted(Fixture *f, gconstpointer user_data)
+{
+	f->me.floor = G_MAXINT64;
+	replica_start(f, &f->me, ME);
+	advance_until(f, count_warnings("the largest there is") >= 2, 2 * TTL);
+	g_assert_false(leads(&f->me));
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->me.coord), ==, 0);
+}
+
 /* --- hold --------------------------------------------------------------------------------- */
 
 static void
@@ -859,6 +870,7 @@ main(int argc, char **argv)
 	ADD("acquire/released-claimable-at-once", test_released_claimable_at_once);
 	ADD("acquire/invalid-document-waits", test_invalid_document_waits);
 	ADD("acquire/floor", test_floor);
+	ADD("acquire/floor-exhausted", test_floor_exhausted);
 	ADD("hold/renewals-keep-epoch", test_renewals_keep_epoch);
 	ADD("hold/renew-conflict-demotes", test_renew_conflict_demotes);
 	ADD("hold/renew-transient-keeps", test_renew_transient_keeps);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "sfl-redact.h"
+#include "sfl-sf-auth.h"
 
 #include <string.h>
 
@@ -298,6 +299,33 @@ sfl_redact_test_non_ascii_value(void)
 	}
 }
 
+/*
+ * A Salesforce error excerpt is cut after redaction: a private key early in the body shrinks to
+ * its marker and pulls a registered secret far behind it into the first 300 bytes, where it must
+ * show as redacted, not as the unmatched half a cut before redaction would leave.
+ */
+static void
+sfl_redact_test_excerpt(void)
+{
+	g_autoptr(GString) body = g_string_new("error -----BEGIN PRIVATE KEY-----\n");
+	g_autofree gchar *secret = g_strnfill(100, 'Q');
+	g_autofree gchar *excerpt = NULL;
+
+	while (body->len < 1100)
+		g_string_append(body, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n");
+	g_string_append(body, "-----END PRIVATE KEY-----\n");
+	while (body->len < 1150)
+		g_string_append_c(body, '.');
+	g_string_append_printf(body, " the org said %s tail", secret);
+	sfl_redact_add_secret(secret);
+	excerpt = sfl_sf_excerpt(body->str, body->len);
+	g_assert_null(strstr(excerpt, "QQQQ"));
+	g_assert_null(strstr(excerpt, "MIIEvQ"));
+	g_assert_nonnull(strstr(excerpt, "tail"));
+	g_assert_cmpuint(strlen(excerpt), <=, 300);
+	sfl_redact_clear_secrets();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -319,6 +347,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/redact/idempotent", sfl_redact_test_idempotent);
 	g_test_add_func("/sfl/redact/invalid-utf8", sfl_redact_test_invalid_utf8);
 	g_test_add_func("/sfl/redact/non-ascii-value", sfl_redact_test_non_ascii_value);
+	g_test_add_func("/sfl/redact/excerpt", sfl_redact_test_excerpt);
 
 	return g_test_run();
 }
