@@ -61,6 +61,7 @@ deb_install_test() {
 	mode_is /etc/sf2loki/config.yaml 640 root sf2loki
 	mode_is /var/lib/sf2loki 750 sf2loki sf2loki
 	mode_is /usr/share/glib-2.0/schemas/org.sf2loki.gschema.xml 644 root root
+	mode_is /usr/share/sf2loki/config.schema.json 644 root root
 	# libglib2.0-0's dpkg trigger compiles the schema directory, so GSettings finds ours
 	if command -v gsettings >/dev/null; then
 		check "the GSettings schema is compiled (gsettings list-keys org.sf2loki.service)" \
@@ -229,7 +230,8 @@ rpm_test() {
 	for f in /usr/bin/sf2loki /usr/lib/systemd/system/sf2loki.service \
 		/usr/lib/sysusers.d/sf2loki.conf /usr/lib/systemd/system-preset/80-sf2loki.preset \
 		/etc/sf2loki/config.yaml /var/lib/sf2loki \
-		/usr/share/glib-2.0/schemas/org.sf2loki.gschema.xml; do
+		/usr/share/glib-2.0/schemas/org.sf2loki.gschema.xml \
+		/usr/share/sf2loki/config.schema.json; do
 		if echo "$list" | grep -qx "$f"; then ok "rpm ships $f"; else bad "rpm lacks $f"; fi
 	done
 	check "rpm marks config.yaml %config(noreplace)" sh -c \

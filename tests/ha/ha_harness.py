@@ -46,6 +46,12 @@ VERIFY = min(1.0, max(0.05, RENEW / 10))
 # what a real process on a shared 2-core machine adds to a protocol bound: scheduling, a
 # lease read and write, the log line; it widens no window by more than this
 SLACK = 0.5
+# the duplicates one change may cause for a source whose cursor moves per record: a push in
+# flight on each lane (streaming, bulk), sink.loki.batch.max_entries (default) entries each
+LANES = 2
+MAX_ENTRIES = 1000
+IN_FLIGHT_BOUND = LANES * MAX_ENTRIES
+PER_RECORD_SOURCES = ("eventlog_objects", "pubsub")
 REPLICAS = 3
 STATE = "state.json"
 LEASE = "leader.lease"
@@ -692,6 +698,8 @@ class Harness:
         self.loki_lock = threading.Lock()
         self.journal_pos = 0
         self.copies = {}  # event id -> [arrival times]
+        self.source_of = {}  # event id -> the `source` label of its stream
+        self.dup_by_source = {}  # source -> the most duplicates one change caused
         self.hostile = {}  # REQUEST_ID of a hostile-quoting row -> the row as written
         self.hostile_bad = []  # copies whose line is not that row
         self.hostile_seen = 0
@@ -1088,6 +1096,7 @@ sink:
             doc = json.loads(raw)
             t = doc["t"]
             for s in doc["streams"]:
+                source = s.get("labels", {}).get("source", "unknown")
                 for e in s["entries"]:
                     try:
                         line = json.loads(e["line"])
@@ -1097,6 +1106,7 @@ sink:
                            or line.get("EventIdentifier"))
                     if eid is not None:
                         self.copies.setdefault(eid, []).append(t)
+                        self.source_of[eid] = source
                         want = self.hostile.get(eid)
                         if want is not None:
                             self.hostile_seen += 1
@@ -1350,6 +1360,7 @@ def check(h, t_end, liveness):
     acq_times = [t for t, _h, _k, _e in acquisitions]
     changes = sorted(acq_times[1:] + list(hist.loki_restarts))
     per_change = {}
+    per_source = {}  # (source, change) -> duplicates
     unexplained = []
     dup_total = 0
     for eid, times in h.copies.items():
@@ -1365,12 +1376,28 @@ def check(h, t_end, liveness):
                 unexplained.append(f"{eid} at {iso_z(times[0])} and {iso_z(tk)}")
                 continue
             per_change[cause[-1]] = per_change.get(cause[-1], 0) + 1
+            key = (h.source_of.get(eid, "unknown"), cause[-1])
+            per_source[key] = per_source.get(key, 0) + 1
     failovers = max(0, len(acquisitions) - 1)
     result("bounded duplicates", not unexplained,
            f"{dup_total} duplicate entries over {failovers} failovers and "
            f"{len(hist.loki_restarts)} Loki restarts; max per failover "
            f"{max(per_change.values(), default=0)}; every duplicate within one ttl of one",
            unexplained[:20])
+    # A source whose cursor moves per record re-sends at one change at most what was pushed
+    # and not yet committed: one push in flight per lane, max_entries each (docs/reliability.md)
+    worst = {}
+    for (source, _t), n in per_source.items():
+        worst[source] = max(worst.get(source, 0), n)
+    over = [f"{src}: {n} duplicates at one change > {IN_FLIGHT_BOUND}"
+            for src, n in sorted(worst.items())
+            if src in PER_RECORD_SOURCES and n > IN_FLIGHT_BOUND]
+    result("duplicates within the entries in flight", not over,
+           "max per change by source: " + (", ".join(
+               f"{src} {n}" for src, n in sorted(worst.items())) or "none") +
+           f"; bound for {', '.join(PER_RECORD_SOURCES)}: {IN_FLIGHT_BOUND} "
+           f"({LANES} lanes x max_entries {MAX_ENTRIES})", over)
+    h.dup_by_source = worst
 
     # liveness
     live_bad = list(liveness)
@@ -1436,6 +1463,8 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
         f"{sorted(failover_times)[len(failover_times) // 2] if failover_times else 0:.2f} s |",
         f"| duplicate entries | {dup_total} |",
         f"| max duplicates per failover | {max(per_change.values(), default=0)} |",
+        f"| max duplicates per failover, by source | " + (", ".join(
+            f"{src} {n}" for src, n in sorted(h.dup_by_source.items())) or "none") + " |",
         f"| lease/state writes seen (inotify or the simulator's record) | "
         f"{h.hist.file_writes} |",
         "",
