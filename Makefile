@@ -20,7 +20,7 @@ TEST_SETUP_ARGS =
 endif
 
 .PHONY: all deps build run test bench fuzz coverage format format-check clean distclean \
-	deb rpm package-test ha-test soak bench-pubsub win-deps win-build win-test bench-win win-e2e \
+	deb rpm package-test ha-test soak bench-pubsub bench-elf-e2e win-deps win-build win-test bench-win win-e2e \
 	ha-test-win msi msi-test gen-config image-deps image image-test
 
 all: build
@@ -70,6 +70,13 @@ bench-pubsub: $(BUILD_DIR)/build.ninja
 	$(MESON) compile -C $(BUILD_DIR) sf2loki
 	nice /usr/bin/python3 bench/pubsub_e2e.py --bin $(BUILD_DIR)/sf2loki \
 		--minutes $(if $(filter command line environment,$(origin MINUTES)),$(MINUTES),10)
+
+# EventLogFile end to end through the real binary (bench/elf_e2e.py): sizes 10 k to 2.72 M rows
+# and 1/4/16 event types at once, medians of ROUNDS (3), each next to a curl download floor
+bench-elf-e2e: $(BUILD_DIR)/build.ninja
+	$(MESON) compile -C $(BUILD_DIR) sf2loki
+	nice /usr/bin/python3 bench/elf_e2e.py --bin $(BUILD_DIR)/sf2loki \
+		--rounds $(if $(ROUNDS),$(ROUNDS),3)
 
 # libFuzzer targets (tests/fuzz/README.md), FUZZ_SECONDS each from their seed corpora, under
 # ASan+UBSan; only the fuzz targets are built. A finding fails the run and is named with its

@@ -3,14 +3,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """A small Loki push endpoint for integration tests.
 
-usage: loki_sim.py [--tenant T] [--token S] [--port N] [--journal FILE] [--tls DIR]
+usage: loki_sim.py [--tenant T] [--token S] [--port N] [--journal FILE] [--tls DIR] [--discard]
 
 Listens on 127.0.0.1 with an ephemeral port (or --port N, so a restarted simulator is found
 where the client expects it) and prints "PORT <n>" as its first stdout line. With --journal,
 every accepted push is appended to FILE as one JSON line {"t": unix time, "streams": [...]}
 before its 204 is sent, so what was accepted survives a restart of the simulator. With --tls,
 every connection (control calls too) is HTTPS with a self-signed certificate for
-127.0.0.1/localhost written to DIR/cert.pem + DIR/key.pem; DIR/cert.pem is the CA.
+127.0.0.1/localhost written to DIR/cert.pem + DIR/key.pem; DIR/cert.pem is the CA. With
+--discard (benchmarks), a protobuf push is decoded and its entries counted, nothing is kept, and
+/control/summary reports only "entries": the simulator stays cheap next to what is measured.
 
 POST /loki/api/v1/push   decodes with third-party code (python3-snappy + protoc-generated
                          python3-protobuf classes for protobuf, json + gzip for JSON), checks the
@@ -58,7 +60,8 @@ SKIP = 77
 
 
 class State:
-    def __init__(self, tenant, token, pb2, snappy, journal=None):
+    def __init__(self, tenant, token, pb2, snappy, journal=None, discard=False):
+        self.discard = discard
         self.lock = threading.Lock()
         # notified on every accepted push: /control/summary?wait_entries=N waits on it
         self.pushed = threading.Condition(self.lock)
@@ -71,6 +74,7 @@ class State:
         self.clear()
 
     def clear(self):
+        self.discarded = 0
         self.pushes = []
         self.streams = []
         self.fault = None
@@ -179,6 +183,11 @@ class Handler(BaseHTTPRequestHandler):
             want = int(query.get("wait_entries", ["0"])[0])
             timeout = min(float(query.get("timeout", ["30"])[0]), 120.0)
             with st.lock:
+                if st.discard:
+                    st.pushed.wait_for(lambda: st.discarded >= want, timeout)
+                    body = json.dumps({"entries": st.discarded})
+                    self.reply(200, body, ctype="application/json")
+                    return
                 # a long poll: answer once N entries arrived or the timeout passed, whichever
                 # comes first, so callers wait on the condition instead of polling in a loop
                 st.pushed.wait_for(
@@ -256,6 +265,17 @@ class Handler(BaseHTTPRequestHandler):
         denied = self.check_auth()
         if denied is not None:
             self.reply(401, denied)
+            return
+        if st.discard:
+            try:
+                req = st.pb2.PushRequest.FromString(st.snappy.uncompress(body))
+            except Exception as exc:  # any decode failure is the client's fault
+                self.reply(400, f"error parsing push request: {exc}")
+                return
+            with st.lock:
+                st.discarded += sum(len(s.entries) for s in req.streams)
+                st.pushed.notify_all()
+            self.reply(204, "")
             return
         if st.max_body is not None and len(body) > st.max_body:
             self.reply(413, "request body too large")
@@ -344,6 +364,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--journal")
     ap.add_argument("--tls", metavar="DIR")
+    ap.add_argument("--discard", action="store_true")
     opts = ap.parse_args()
     try:
         import snappy  # python3-snappy: raw block format
@@ -360,7 +381,7 @@ def main():
     if opts.tls:
         server.ssl_context = sim_tls.make_tls(opts.tls)
     journal = open(opts.journal, "a", encoding="utf-8") if opts.journal else None
-    server.state = State(opts.tenant, opts.token, pb2, snappy, journal)
+    server.state = State(opts.tenant, opts.token, pb2, snappy, journal, opts.discard)
     print(f"PORT {server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
