@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include "sfl-member-view.h"
 #include "sfl-shard.h"
 
 /* the weights every replica must agree on, whatever it runs on (this suite runs under wine
@@ -162,6 +163,101 @@ test_join_leave_moves_little(void)
 	g_assert_cmpuint(moves, <=, 2 * ideal);
 }
 
+/* --- membership: who is live, from records read on this replica's clock --------------- */
+
+#define TTL (3 * G_USEC_PER_SEC)
+
+static gchar *
+joined(GPtrArray *holders)
+{
+	g_ptr_array_add(holders, NULL);
+	return g_strjoinv(",", (gchar **)holders->pdata);
+}
+
+static gchar *
+live_at(SflMemberView *view, gint64 now)
+{
+	g_autoptr(GPtrArray) live = sfl_member_view_live(view, now);
+	return joined(live);
+}
+
+/* a record first seen counts as fresh; one whose version stops changing ages out after a ttl */
+static void
+test_view_ages_out(void)
+{
+	g_autoptr(SflMemberView) view = sfl_member_view_new("me", TTL);
+	const SflMemberRecord at0[] = { { "a", "1" }, { "b", "7" }, { "me", "3" } };
+	const SflMemberRecord at2[] = { { "a", "2" }, { "b", "7" }, { "me", "4" } };
+	g_autofree gchar *first = NULL;
+	g_autofree gchar *later = NULL;
+	g_autofree gchar *renewed = NULL;
+	g_autofree gchar *self_lapsed = NULL;
+
+	sfl_member_view_observe(view, 0, at0, G_N_ELEMENTS(at0));
+	sfl_member_view_confirm_self(view, 0);
+	first = live_at(view, 0);
+	g_assert_cmpstr(first, ==, "a,b,me");
+	sfl_member_view_observe(view, 2 * G_USEC_PER_SEC, at2, G_N_ELEMENTS(at2));
+	sfl_member_view_confirm_self(view, 2 * G_USEC_PER_SEC);
+	/* b's version last changed at 0: at 3 s it is a ttl old, a's changed at 2 s */
+	sfl_member_view_observe(view, 3 * G_USEC_PER_SEC, at2, G_N_ELEMENTS(at2));
+	later = live_at(view, 3 * G_USEC_PER_SEC);
+	g_assert_cmpstr(later, ==, "a,me");
+	/* b renews: live again */
+	{
+		const SflMemberRecord at4[] = { { "a", "2" }, { "b", "8" } };
+		sfl_member_view_observe(view, 4 * G_USEC_PER_SEC, at4, G_N_ELEMENTS(at4));
+	}
+	renewed = live_at(view, 4 * G_USEC_PER_SEC);
+	g_assert_cmpstr(renewed, ==, "a,b,me");
+	/* this replica's own writes stopped being confirmed at 2 s */
+	self_lapsed = live_at(view, 5 * G_USEC_PER_SEC);
+	g_assert_cmpstr(self_lapsed, ==, "a,b");
+}
+
+/* listings that fail are not observed: nobody is declared dead while this replica cannot read */
+static void
+test_view_cannot_tell_is_not_gone(void)
+{
+	g_autoptr(SflMemberView) view = sfl_member_view_new("me", TTL);
+	const SflMemberRecord at0[] = { { "a", "1" } };
+	g_autofree gchar *during = NULL;
+	g_autoptr(GPtrArray) dead = NULL;
+
+	sfl_member_view_observe(view, 0, at0, G_N_ELEMENTS(at0));
+	sfl_member_view_confirm_self(view, 10 * G_USEC_PER_SEC);
+	/* ten seconds of failed listings, own publishes still landing */
+	during = live_at(view, 10 * G_USEC_PER_SEC);
+	g_assert_cmpstr(during, ==, "a,me");
+	dead = sfl_member_view_dead(view, TTL);
+	g_assert_cmpuint(dead->len, ==, 0);
+}
+
+/* a record that disappears is forgotten at once; a long-stale one is offered for cleanup */
+static void
+test_view_removed_and_dead(void)
+{
+	g_autoptr(SflMemberView) view = sfl_member_view_new("me", TTL);
+	const SflMemberRecord both[] = { { "a", "1" }, { "b", "1" } };
+	const SflMemberRecord only_b[] = { { "b", "1" } };
+	g_autofree gchar *after = NULL;
+	g_autofree gchar *dead_text = NULL;
+	g_autoptr(GPtrArray) dead = NULL;
+
+	sfl_member_view_observe(view, 0, both, G_N_ELEMENTS(both));
+	sfl_member_view_observe(view, G_USEC_PER_SEC, only_b, G_N_ELEMENTS(only_b));
+	after = live_at(view, G_USEC_PER_SEC);
+	/* not confirmed itself yet: a starting replica is no member until its record landed */
+	g_assert_cmpstr(after, ==, "b");
+	sfl_member_view_observe(view, 10 * TTL, only_b, G_N_ELEMENTS(only_b));
+	dead = sfl_member_view_dead(view, 5 * TTL);
+	dead_text = joined(dead);
+	g_assert_cmpstr(dead_text, ==, "b");
+	g_clear_pointer(&dead, g_ptr_array_unref);
+	dead = sfl_member_view_dead(view, 11 * TTL);
+	g_assert_cmpuint(dead->len, ==, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -171,5 +267,9 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/shard/balanced", test_balanced);
 	g_test_add_func("/sfl/shard/no-members", test_no_members);
 	g_test_add_func("/sfl/shard/join-leave-moves-little", test_join_leave_moves_little);
+	g_test_add_func("/sfl/shard/view/ages-out", test_view_ages_out);
+	g_test_add_func("/sfl/shard/view/cannot-tell-is-not-gone",
+			test_view_cannot_tell_is_not_gone);
+	g_test_add_func("/sfl/shard/view/removed-and-dead", test_view_removed_and_dead);
 	return g_test_run();
 }

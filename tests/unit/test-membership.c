@@ -1,0 +1,249 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTest"
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "sfl-clock.h"
+#include "sfl-membership.h"
+#include "sfl-test-coordinator.h"
+#include "sfl-test-files.h"
+
+/*
+ * Membership over the file store: real files in a temporary directory written by worker
+ * threads, timers on a fake clock. After each fake-time step the drain waits for the rounds'
+ * file operations, which finish in real time, so every round completes before time moves on.
+ */
+
+#define TTL   (3 * G_USEC_PER_SEC)
+#define RENEW G_USEC_PER_SEC
+#define STEP  (100 * 1000)
+
+typedef struct {
+	SflTestFakeTime time;
+	gchar *dir;
+	GPtrArray *members; /* SflMembership */
+	guint changes;
+} Fixture;
+
+static void
+drain(gpointer data)
+{
+	Fixture *fx = data;
+	g_autoptr(GTimer) waited = g_timer_new();
+
+	for (;;) {
+		gboolean busy = FALSE;
+
+		for (guint i = 0; i < fx->members->len; i++)
+			busy |= sfl_membership_is_busy(fx->members->pdata[i]);
+		if (!busy)
+			break;
+		if (g_timer_elapsed(waited, NULL) > 30)
+			g_error("a membership round's file operation did not finish in 30 s");
+		g_main_context_iteration(NULL, TRUE);
+	}
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+static void
+fixture_setup(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *tmp = g_dir_make_tmp("sfl-test-membership-XXXXXX", &error);
+
+	g_assert_no_error(error);
+	fx->dir = g_build_filename(tmp, "sf2loki.lease.members", NULL);
+	sfl_test_fake_time_init(&fx->time, G_GINT64_CONSTANT(1800000000) * G_USEC_PER_SEC, STEP,
+				drain, fx);
+	fx->members = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_membership_free);
+}
+
+static void
+fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *parent = g_path_get_dirname(fx->dir);
+	g_autoptr(GDir) dir = NULL;
+	const gchar *name = NULL;
+
+	g_ptr_array_unref(fx->members);
+	/* the stops' removals run in worker threads: let them land before the directory goes */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	sfl_test_fake_time_clear(&fx->time);
+	dir = g_dir_open(fx->dir, 0, NULL);
+	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+		g_autofree gchar *path = g_build_filename(fx->dir, name, NULL);
+		g_unlink(path);
+	}
+	g_rmdir(fx->dir);
+	g_unlink(fx->dir); /* the case that turned it into a file */
+	g_rmdir(parent);
+	g_free(fx->dir);
+}
+
+static void
+changed_cb(SflMembership *membership, const GPtrArray *live, gpointer user_data)
+{
+	Fixture *fx = user_data;
+
+	fx->changes++;
+}
+
+static SflMembership *
+fixture_member(Fixture *fx, const gchar *holder)
+{
+	g_autoptr(SflMemberStore) store = sfl_file_member_store_new(fx->dir);
+	SflMembership *m = sfl_membership_new(store, holder, fx->time.clock, TTL, RENEW, NULL);
+
+	sfl_membership_set_changed_func(m, changed_cb, fx);
+	g_ptr_array_add(fx->members, m);
+	sfl_membership_start(m);
+	return m;
+}
+
+static gchar *
+live_text(SflMembership *m)
+{
+	const GPtrArray *live = sfl_membership_get_live(m);
+	g_autoptr(GString) out = g_string_new(NULL);
+
+	for (guint i = 0; i < live->len; i++)
+		g_string_append_printf(out, "%s%s", i ? "," : "", (const gchar *)live->pdata[i]);
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+static gboolean
+sees(SflMembership *m, const gchar *want)
+{
+	g_autofree gchar *got = live_text(m);
+	return g_str_equal(got, want);
+}
+
+/* replicas started one after another all see each other within a renew interval */
+static void
+test_join(Fixture *fx, gconstpointer data)
+{
+	SflMembership *a = fixture_member(fx, "replica-a");
+	SflMembership *b = NULL;
+	SflMembership *c = NULL;
+
+	drain(fx);
+	g_assert_true(sees(a, "replica-a"));
+	b = fixture_member(fx, "replica-b");
+	c = fixture_member(fx, "replica-c");
+	SFL_TEST_ADVANCE_UNTIL(&fx->time,
+			       sees(a, "replica-a,replica-b,replica-c") &&
+				       sees(b, "replica-a,replica-b,replica-c") &&
+				       sees(c, "replica-a,replica-b,replica-c"),
+			       2 * RENEW);
+	/* steady state: renewals change versions, not the live set */
+	fx->changes = 0;
+	sfl_test_fake_time_advance(&fx->time, 5 * TTL);
+	g_assert_cmpuint(fx->changes, ==, 0);
+	g_assert_true(sees(a, "replica-a,replica-b,replica-c"));
+}
+
+/* a clean stop removes the record: the others drop it at their next round, not a ttl later */
+static void
+test_clean_leave(Fixture *fx, gconstpointer data)
+{
+	SflMembership *a = fixture_member(fx, "replica-a");
+	SflMembership *b = fixture_member(fx, "replica-b");
+	g_autofree gchar *b_path = g_build_filename(fx->dir, "replica-b.json", NULL);
+	g_autoptr(GTimer) waited = g_timer_new();
+
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(a, "replica-a,replica-b"), 2 * RENEW);
+	g_assert_true(g_file_test(b_path, G_FILE_TEST_EXISTS));
+	sfl_membership_stop(b);
+	while (g_file_test(b_path, G_FILE_TEST_EXISTS)) {
+		if (g_timer_elapsed(waited, NULL) > 30)
+			g_error("the stopped replica's record was not removed");
+		g_main_context_iteration(NULL, TRUE);
+	}
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(a, "replica-a"), 2 * RENEW);
+}
+
+/* a crashed replica's record stops changing: dropped after a ttl, removed after ten */
+static void
+test_crash_ages_out_and_is_removed(Fixture *fx, gconstpointer data)
+{
+	SflMembership *a = NULL;
+	g_autofree gchar *ghost = NULL;
+	gint64 t0 = 0;
+
+	g_assert_cmpint(g_mkdir_with_parents(fx->dir, 0750), ==, 0);
+	ghost = sfl_test_write_file(fx->dir, "ghost.json", "{\"holder\": \"ghost\", \"seq\": 41}");
+	a = fixture_member(fx, "replica-a");
+	drain(fx);
+	/* first sight counts as fresh: a starting replica does not declare the others dead */
+	g_assert_true(sees(a, "ghost,replica-a"));
+	t0 = sfl_test_fake_time_elapsed(&fx->time);
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(a, "replica-a"), TTL + 2 * RENEW);
+	g_assert_cmpint(sfl_test_fake_time_elapsed(&fx->time) - t0, >=, TTL);
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, !g_file_test(ghost, G_FILE_TEST_EXISTS),
+			       10 * TTL + 2 * RENEW);
+	g_assert_true(sees(a, "replica-a"));
+}
+
+/* cannot read or write the directory: the others stay as last seen, this replica drops out */
+static void
+test_unreadable_keeps_others(Fixture *fx, gconstpointer data)
+{
+	SflMembership *a = fixture_member(fx, "replica-a");
+	SflMembership *b = fixture_member(fx, "replica-b");
+	g_autofree gchar *parent = g_path_get_dirname(fx->dir);
+	g_autofree gchar *file = NULL;
+	g_autoptr(GDir) dir = NULL;
+	const gchar *name = NULL;
+
+	SFL_TEST_ADVANCE_UNTIL(&fx->time,
+			       sees(a, "replica-a,replica-b") && sees(b, "replica-a,replica-b"),
+			       2 * RENEW);
+	/* the directory becomes a plain file: every write and every listing fails from here */
+	dir = g_dir_open(fx->dir, 0, NULL);
+	while (dir != NULL && (name = g_dir_read_name(dir)) != NULL) {
+		g_autofree gchar *path = g_build_filename(fx->dir, name, NULL);
+		g_unlink(path);
+	}
+	g_assert_cmpint(g_rmdir(fx->dir), ==, 0);
+	file = sfl_test_write_file(parent, "sf2loki.lease.members", "not a directory");
+	fx->changes = 0;
+	sfl_test_fake_time_advance(&fx->time, 2 * TTL);
+	/* each still sees the other as last listed, and no longer counts itself */
+	g_assert_true(sees(a, "replica-b"));
+	g_assert_true(sees(b, "replica-a"));
+	g_assert_cmpuint(fx->changes, ==, 2);
+}
+
+/* a holder with characters a file name cannot carry lists back as itself */
+static void
+test_holder_escaped(Fixture *fx, gconstpointer data)
+{
+	SflMembership *a = fixture_member(fx, "pod/sf2loki-0:ns x");
+	g_autofree gchar *path = g_build_filename(fx->dir, "pod%2Fsf2loki-0%3Ans%20x.json", NULL);
+
+	drain(fx);
+	g_assert_true(g_file_test(path, G_FILE_TEST_EXISTS));
+	g_assert_true(sees(a, "pod/sf2loki-0:ns x"));
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	(void)sfl_test_warnings_record(TRUE);
+#define ADD(path, func) g_test_add(path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+	ADD("/sfl/membership/join", test_join);
+	ADD("/sfl/membership/clean-leave", test_clean_leave);
+	ADD("/sfl/membership/crash-ages-out-and-is-removed", test_crash_ages_out_and_is_removed);
+	ADD("/sfl/membership/unreadable-keeps-others", test_unreadable_keeps_others);
+	ADD("/sfl/membership/holder-escaped", test_holder_escaped);
+#undef ADD
+	return g_test_run();
+}
