@@ -1,0 +1,438 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTest"
+
+#include "config.h"
+
+#include "sfl-coordinator.h"
+#include "sfl-shard.h"
+#include "sfl-shards.h"
+#include "sfl-test-coordinator.h"
+
+/*
+ * SflShards over fake unit leases: one shared table of unit -> holder stands for the lease
+ * backend, a claim wins when the unit is free and waits otherwise, a release frees it and
+ * wakes the waiters. The lease rules themselves (staleness, CAS, epochs) are the real
+ * coordinators' and tested with them; this proves the orchestration: each unit led by one
+ * replica at a time, handed over only after its work drained, every unit led after a join,
+ * a leave and a crash, and the balance.
+ */
+
+typedef struct {
+	GHashTable *holder; /* unit -> holder */
+	GHashTable *epoch;  /* unit -> last epoch handed out */
+	GPtrArray *waiting; /* FakeLease, contesting */
+} FakeTable;
+
+static FakeTable table;
+
+#define FAKE_TYPE_LEASE (fake_lease_get_type())
+G_DECLARE_FINAL_TYPE(FakeLease, fake_lease, FAKE, LEASE, SflCoordinator)
+
+struct _FakeLease {
+	SflCoordinator parent_instance;
+	gchar *unit;
+	gchar *holder;
+	guint64 epoch;
+	gboolean running;
+};
+
+G_DEFINE_TYPE(FakeLease, fake_lease, SFL_TYPE_COORDINATOR)
+
+static void
+fake_lease_try(FakeLease *self)
+{
+	const gchar *held = g_hash_table_lookup(table.holder, self->unit);
+
+	if (!self->running || held != NULL)
+		return;
+	g_hash_table_insert(table.holder, g_strdup(self->unit), g_strdup(self->holder));
+	self->epoch = GPOINTER_TO_UINT(g_hash_table_lookup(table.epoch, self->unit)) + 1;
+	g_hash_table_insert(table.epoch, g_strdup(self->unit),
+			    GUINT_TO_POINTER((guint)self->epoch));
+	g_ptr_array_remove(table.waiting, self);
+	sfl_coordinator_set_leader(SFL_COORDINATOR(self), TRUE);
+}
+
+/* like a real lease: the answer comes from the loop, not from inside start */
+static gboolean
+fake_lease_try_cb(gpointer data)
+{
+	fake_lease_try(data);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+fake_table_wake(void)
+{
+	for (guint i = 0; i < table.waiting->len; i++)
+		g_idle_add_full(G_PRIORITY_DEFAULT, fake_lease_try_cb,
+				g_object_ref(table.waiting->pdata[i]), g_object_unref);
+}
+
+static void
+fake_lease_start(SflCoordinator *coord)
+{
+	FakeLease *self = FAKE_LEASE(coord);
+
+	self->running = TRUE;
+	g_ptr_array_add(table.waiting, self);
+	g_idle_add_full(G_PRIORITY_DEFAULT, fake_lease_try_cb, g_object_ref(self), g_object_unref);
+}
+
+static void
+fake_lease_stop(SflCoordinator *coord)
+{
+	FakeLease *self = FAKE_LEASE(coord);
+
+	self->running = FALSE;
+	g_ptr_array_remove(table.waiting, self);
+	if (g_strcmp0(g_hash_table_lookup(table.holder, self->unit), self->holder) == 0) {
+		g_hash_table_remove(table.holder, self->unit);
+		fake_table_wake();
+	}
+}
+
+static guint64
+fake_lease_get_epoch(SflCoordinator *coord)
+{
+	return FAKE_LEASE(coord)->epoch;
+}
+
+static void
+fake_lease_finalize(GObject *object)
+{
+	FakeLease *self = FAKE_LEASE(object);
+
+	g_free(self->unit);
+	g_free(self->holder);
+	G_OBJECT_CLASS(fake_lease_parent_class)->finalize(object);
+}
+
+static void
+fake_lease_class_init(FakeLeaseClass *klass)
+{
+	SflCoordinatorClass *coord_class = SFL_COORDINATOR_CLASS(klass);
+
+	G_OBJECT_CLASS(klass)->finalize = fake_lease_finalize;
+	coord_class->start = fake_lease_start;
+	coord_class->stop = fake_lease_stop;
+	coord_class->get_epoch = fake_lease_get_epoch;
+}
+
+static void
+fake_lease_init(FakeLease *self)
+{
+}
+
+/* --- replicas ---------------------------------------------------------------------------- */
+
+typedef struct {
+	gchar *holder;
+	SflShards *shards;
+	GHashTable *working;	/* unit -> epoch, the units whose work runs here */
+	gboolean hold_releases; /* a drain that takes a while: released later by the test */
+	GPtrArray *held;	/* units waiting for their drain to end */
+} Replica;
+
+static GHashTable *leader_of; /* unit -> holder, from the hooks: at most one at a time */
+static guint violations;
+
+static SflCoordinator *
+lease_for(const gchar *unit, gpointer user_data)
+{
+	Replica *r = user_data;
+	FakeLease *lease = g_object_new(FAKE_TYPE_LEASE, NULL);
+
+	lease->unit = g_strdup(unit);
+	lease->holder = g_strdup(r->holder);
+	return SFL_COORDINATOR(lease);
+}
+
+static void
+acquired_hook(SflShards *shards, const gchar *unit, guint64 epoch, gpointer user_data)
+{
+	Replica *r = user_data;
+	const gchar *other = g_hash_table_lookup(leader_of, unit);
+
+	if (other != NULL && !g_str_equal(other, r->holder)) {
+		g_test_message("%s acquired %s while %s still works it", r->holder, unit, other);
+		violations++;
+	}
+	g_hash_table_insert(leader_of, g_strdup(unit), g_strdup(r->holder));
+	g_hash_table_insert(r->working, g_strdup(unit), GUINT_TO_POINTER((guint)epoch));
+}
+
+static void
+stop_work(Replica *r, const gchar *unit)
+{
+	if (g_strcmp0(g_hash_table_lookup(leader_of, unit), r->holder) == 0)
+		g_hash_table_remove(leader_of, unit);
+	g_hash_table_remove(r->working, unit);
+}
+
+static void
+release_hook(SflShards *shards, const gchar *unit, gpointer user_data)
+{
+	Replica *r = user_data;
+
+	if (r->hold_releases) {
+		g_ptr_array_add(r->held, g_strdup(unit));
+		return;
+	}
+	stop_work(r, unit);
+	sfl_shards_released(shards, unit);
+}
+
+static void
+lost_hook(SflShards *shards, const gchar *unit, gpointer user_data)
+{
+	stop_work(user_data, unit);
+}
+
+static const SflShardsHooks hooks = { acquired_hook, release_hook, lost_hook };
+
+#define N_UNITS 12
+
+static const gchar *const unit_names[] = {
+	"org=a:eventlogfile:API",
+	"org=a:eventlogfile:URI",
+	"org=a:eventlogfile:Login",
+	"org=a:objects:LoginEvent",
+	"org=a:objects:ApiEvent",
+	"org=a:pubsub:/event/A",
+	"org=a:pubsub:/event/B",
+	"org=a:pubsub:/event/C",
+	"org=a:apexlog",
+	"org=b:eventlogfile:API",
+	"org=b:eventlogfile:Report",
+	"org=b:pubsub:/event/A",
+	NULL,
+};
+
+static Replica *
+replica_new(const gchar *holder)
+{
+	Replica *r = g_new0(Replica, 1);
+
+	r->holder = g_strdup(holder);
+	r->working = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	r->held = g_ptr_array_new_with_free_func(g_free);
+	r->shards = sfl_shards_new(holder, unit_names, lease_for, r, &hooks, r);
+	return r;
+}
+
+static void
+replica_free(Replica *r)
+{
+	sfl_shards_free(r->shards);
+	g_hash_table_unref(r->working);
+	g_ptr_array_unref(r->held);
+	g_free(r->holder);
+	g_free(r);
+}
+
+static void
+settle(void)
+{
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+static void
+members(Replica **rs, guint n)
+{
+	g_autoptr(GPtrArray) live = g_ptr_array_new();
+
+	for (guint i = 0; i < n; i++)
+		g_ptr_array_add(live, rs[i]->holder);
+	for (guint i = 0; i < n; i++)
+		sfl_shards_set_members(rs[i]->shards, live);
+	settle();
+}
+
+/* every unit worked by exactly one of @rs, each owning ⌊U/N⌋ or ⌈U/N⌉ */
+static void
+assert_covered_and_balanced(Replica **rs, guint n)
+{
+	guint total = 0;
+
+	for (guint i = 0; i < n; i++) {
+		g_autoptr(GPtrArray) owned = sfl_shards_dup_owned(rs[i]->shards);
+		g_autoptr(GPtrArray) assigned = sfl_shards_dup_assigned(rs[i]->shards);
+
+		g_assert_cmpuint(owned->len, ==, assigned->len);
+		g_assert_cmpuint(owned->len, >=, N_UNITS / n);
+		g_assert_cmpuint(owned->len, <=, (N_UNITS + n - 1) / n);
+		g_assert_cmpuint(g_hash_table_size(rs[i]->working), ==, owned->len);
+		total += owned->len;
+	}
+	g_assert_cmpuint(total, ==, N_UNITS);
+	g_assert_cmpuint(g_hash_table_size(leader_of), ==, N_UNITS);
+	g_assert_cmpuint(violations, ==, 0);
+}
+
+static void
+table_setup(void)
+{
+	table.holder = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	table.epoch = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	table.waiting = g_ptr_array_new();
+	leader_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	violations = 0;
+}
+
+static void
+table_teardown(void)
+{
+	settle();
+	g_assert_cmpuint(table.waiting->len, ==, 0);
+	g_hash_table_unref(table.holder);
+	g_hash_table_unref(table.epoch);
+	g_ptr_array_unref(table.waiting);
+	g_hash_table_unref(leader_of);
+}
+
+/* three replicas, then a fourth joins, then one leaves cleanly: covered and balanced after
+ * each, no unit ever worked by two */
+static void
+test_join_and_leave(void)
+{
+	Replica *rs[4];
+
+	table_setup();
+	rs[0] = replica_new("replica-a");
+	rs[1] = replica_new("replica-b");
+	rs[2] = replica_new("replica-c");
+	members(rs, 3);
+	assert_covered_and_balanced(rs, 3);
+
+	rs[3] = replica_new("replica-d");
+	members(rs, 4);
+	assert_covered_and_balanced(rs, 4);
+
+	/* c leaves: everyone's next member list lacks it, c included (its own view too) */
+	{
+		Replica *left[] = { rs[0], rs[1], rs[3] };
+		g_autoptr(GPtrArray) live = g_ptr_array_new();
+
+		for (guint i = 0; i < 3; i++)
+			g_ptr_array_add(live, left[i]->holder);
+		sfl_shards_set_members(rs[2]->shards, live);
+		members(left, 3);
+		assert_covered_and_balanced(left, 3);
+		g_assert_cmpuint(g_hash_table_size(rs[2]->working), ==, 0);
+	}
+	for (guint i = 0; i < 4; i++) {
+		sfl_shards_stop(rs[i]->shards);
+		settle();
+		g_assert_true(sfl_shards_is_stopped(rs[i]->shards));
+		replica_free(rs[i]);
+	}
+	table_teardown();
+}
+
+/* make-before-break: the newcomer waits for the old owner's drain, however long it takes */
+static void
+test_handover_waits_for_drain(void)
+{
+	Replica *rs[2];
+
+	table_setup();
+	rs[0] = replica_new("replica-a");
+	rs[0]->hold_releases = TRUE;
+	members(rs, 1);
+	assert_covered_and_balanced(rs, 1);
+	rs[1] = replica_new("replica-b");
+	members(rs, 2);
+	/* a still drains what is now b's: b leads none of it yet */
+	g_assert_cmpuint(rs[0]->held->len, ==, N_UNITS / 2);
+	{
+		g_autoptr(GPtrArray) b_owned = sfl_shards_dup_owned(rs[1]->shards);
+		g_assert_cmpuint(b_owned->len, ==, 0);
+	}
+	for (guint i = 0; i < rs[0]->held->len; i++) {
+		stop_work(rs[0], rs[0]->held->pdata[i]);
+		sfl_shards_released(rs[0]->shards, rs[0]->held->pdata[i]);
+	}
+	settle();
+	assert_covered_and_balanced(rs, 2);
+	for (guint i = 0; i < 2; i++) {
+		sfl_shards_stop(rs[i]->shards);
+		settle();
+		replica_free(rs[i]);
+	}
+	table_teardown();
+}
+
+/* a crashed replica's leases go stale (here: freed in the table); the survivors take its units */
+static void
+test_crash(void)
+{
+	Replica *rs[3];
+	GHashTableIter it;
+	gpointer unit = NULL;
+	gpointer holder = NULL;
+
+	table_setup();
+	rs[0] = replica_new("replica-a");
+	rs[1] = replica_new("replica-b");
+	rs[2] = replica_new("replica-c");
+	members(rs, 3);
+	/* c dies: its work stops with it and its leases expire; its object is gone */
+	g_hash_table_iter_init(&it, rs[2]->working);
+	while (g_hash_table_iter_next(&it, &unit, NULL))
+		g_hash_table_remove(leader_of, unit);
+	g_hash_table_iter_init(&it, table.holder);
+	while (g_hash_table_iter_next(&it, &unit, &holder))
+		if (g_str_equal(holder, "replica-c"))
+			g_hash_table_iter_remove(&it);
+	replica_free(rs[2]);
+	members(rs, 2);
+	assert_covered_and_balanced(rs, 2);
+	for (guint i = 0; i < 2; i++) {
+		sfl_shards_stop(rs[i]->shards);
+		settle();
+		replica_free(rs[i]);
+	}
+	table_teardown();
+}
+
+/* a replica missing from its own member list hands everything back */
+static void
+test_not_a_member_releases_all(void)
+{
+	Replica *rs[2];
+	g_autoptr(GPtrArray) only_b = g_ptr_array_new();
+
+	table_setup();
+	rs[0] = replica_new("replica-a");
+	rs[1] = replica_new("replica-b");
+	members(rs, 2);
+	g_ptr_array_add(only_b, rs[1]->holder);
+	sfl_shards_set_members(rs[0]->shards, only_b);
+	sfl_shards_set_members(rs[1]->shards, only_b);
+	settle();
+	g_assert_cmpuint(g_hash_table_size(rs[0]->working), ==, 0);
+	assert_covered_and_balanced(&rs[1], 1);
+	for (guint i = 0; i < 2; i++) {
+		sfl_shards_stop(rs[i]->shards);
+		settle();
+		replica_free(rs[i]);
+	}
+	table_teardown();
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	(void)sfl_test_warnings_record(TRUE);
+	g_test_add_func("/sfl/shards/join-and-leave", test_join_and_leave);
+	g_test_add_func("/sfl/shards/handover-waits-for-drain", test_handover_waits_for_drain);
+	g_test_add_func("/sfl/shards/crash", test_crash);
+	g_test_add_func("/sfl/shards/not-a-member-releases-all", test_not_a_member_releases_all);
+	return g_test_run();
+}
