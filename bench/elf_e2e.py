@@ -148,6 +148,7 @@ def run_case(opts, sf, key, workdir, files, rows, tag):
             res["rss"] = vm_hwm_mib(daemon.pid) if daemon.poll() is None else None
             user, system = meter.stop().get("sf2loki", (0.0, 0.0))
             res["cpu"] = user + system
+            res["cpu_sys"] = system
             if daemon.poll() is None:
                 daemon.send_signal(signal.SIGINT)
             try:
@@ -243,22 +244,23 @@ def main():
                 r["floor"] = floor
                 results.setdefault(label, []).append(r)
                 print(f"round {rnd} {label}: {r['wall']:.2f} s wall "
-                      f"({rows / r['wall']:,.0f} rows/s), cpu {r['cpu']:.2f} s, rss "
+                      f"({rows / r['wall']:,.0f} rows/s), cpu {r['cpu']:.2f} s (sys {r['cpu_sys']:.2f}), rss "
                       f"{r['rss'] or 0:.1f} MiB, floor {floor:.2f} s, load {r['load']:.1f}, "
                       f"{'ok' if r['ok'] else 'FAILED'}", flush=True)
         print(f"\n## elf_e2e: medians of {opts.rounds} rounds, `{opts.bin}`, "
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-        print("| case | CSV MiB | wall s | rows/s | CPU-s per M rows | peak RSS MiB | "
-              "download floor s | wall / floor |")
+        print("| case | CSV MiB | wall s | rows/s | CPU-s per M rows (of it system) | "
+              "peak RSS MiB | download floor s | wall / floor |")
         print("|---|---|---|---|---|---|---|---|")
         for label, rows, nbytes, _n, _types in cases:
             rs = results[label]
             wall = median([r["wall"] for r in rs])
             cpu = median([r["cpu"] for r in rs])
+            sys_cpu = median([r["cpu_sys"] for r in rs])
             rss = median([r["rss"] for r in rs])
             floor = median([r["floor"] for r in rs])
             print(f"| {label} | {nbytes / 2**20:,.1f} | {wall:.2f} | {rows / wall:,.0f} | "
-                  f"{cpu / rows * 1e6:.2f} | {rss or 0:.1f} | {floor:.2f} | "
+                  f"{cpu / rows * 1e6:.2f} ({sys_cpu / rows * 1e6:.2f}) | {rss or 0:.1f} | {floor:.2f} | "
                   f"{wall / floor:.1f} |")
         ok = all(r["ok"] for rs in results.values() for r in rs)
         with open(os.path.join(workdir, "results.json"), "w", encoding="utf-8") as fh:
