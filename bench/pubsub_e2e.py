@@ -101,11 +101,13 @@ class Proc:
         except (OSError, IndexError):
             return None
 
-    def rss_kib(self):
+    def rss_kib(self, field="VmRSS"):
+        """VmRSS, or its parts: RssAnon (heap, stacks) and RssFile (mapped files: the
+        libraries' pages, which grow as code paths are first run)."""
         try:
             with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as fh:
                 for line in fh:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith(field + ":"):
                         return int(line.split()[1])
         except OSError:
             pass
@@ -435,6 +437,15 @@ def report(opts, samples, pub, journal, only, drain_s, sustained, burst, load_be
         flat = abs(change) <= 5.0
         print(f"flat: last-minute average {mib(last)} vs second-minute {mib(second)} "
               f"({change:+.1f}%): {'PASS' if flat else 'FAIL'} (within 5%)")
+        # the same comparison per part: a leak shows in the anonymous pages, while mapped
+        # library pages only grow as code paths run for the first time
+        for part in ("anon", "file"):
+            avg = [statistics.mean([s[part] or 0 for s in samples
+                                    if m * 60 <= s["t"] <= (m + 1) * 60])
+                   for m in (1, minutes - 1)]
+            print(f"  {'RssAnon' if part == 'anon' else 'RssFile'}: second minute "
+                  f"{mib(avg[0])}, last minute {mib(avg[1])} "
+                  f"({(avg[1] - avg[0]) / max(avg[0], 1) * 100:+.1f}%)")
     print()
     missing = dup = 0
     for t in opts.topic_names:
@@ -543,6 +554,8 @@ def main():
             st = http("GET", ps.base + "/control/stats")["topics"]
             sent = sum(st.get(t, {}).get("sent", 0) for t in opts.topic_names)
             samples.append({"t": time.monotonic() - t0, "rss": daemon.rss_kib(),
+                            "anon": daemon.rss_kib("RssAnon"),
+                            "file": daemon.rss_kib("RssFile"),
                             "cpu": daemon.cpu_seconds(), "received": received,
                             "sent": sent,
                             "sims": {p.name: p.cpu_seconds() for p in (sf, ps, loki)}})
@@ -551,7 +564,8 @@ def main():
             s = samples[-1]
             print(f"  {s['t']:6.0f} s  in Loki {received:>10,}  sent {sent:>10,}  "
                   f"published {pub.total():>10,}"
-                  f"  rss {mib(s['rss'])}  cpu {s['cpu']:.1f} s", file=sys.stderr)
+                  f"  rss {mib(s['rss'])} (anon {mib(s['anon'] or 0)}, file "
+                  f"{mib(s['file'] or 0)})  cpu {s['cpu']:.1f} s", file=sys.stderr)
             if s["t"] >= total:
                 break
             next_t += opts.sample_seconds
