@@ -33,6 +33,8 @@ typedef struct {
 	gchar *key;
 	SflStateDoc *items;
 	SflStoreWriter writer;
+	gchar *unit;	    /* (nullable): a work unit's commit or epoch read */
+	guint64 unit_epoch; /* the unit lease's epoch, for a unit's commit */
 	GTask *outer;	    /* the caller's task; NULL for reset */
 	GObject *keepalive; /* reset's reference on the store while queued */
 	/* results, filled by the worker */
@@ -62,6 +64,7 @@ static void
 sfl_store_op_free(SflStoreOp *op)
 {
 	g_free(op->key);
+	g_free(op->unit);
 	if (op->items != NULL)
 		sfl_state_doc_free(op->items);
 	if (op->result != NULL && op->result_free != NULL)
@@ -123,7 +126,8 @@ sfl_store_op_thread(GTask *task, gpointer source, gpointer task_data, GCancellab
 		break;
 	}
 	case SFL_STORE_OP_EPOCH:
-		klass->persisted_epoch(self, &op->epoch, &op->present, cancellable, &op->error);
+		klass->persisted_epoch(self, op->unit, &op->epoch, &op->present, cancellable,
+				       &op->error);
 		break;
 	case SFL_STORE_OP_RESET:
 		if (klass->reset != NULL)
@@ -181,6 +185,14 @@ sfl_checkpoint_store_sample_writer(SflCheckpointStore *self, SflStoreOp *op)
 {
 	SflCheckpointStorePrivate *priv = GET_PRIVATE(self);
 
+	/* a unit's commit carries its own lease's epoch: the store's hooks are the single
+	 * leader's and say nothing about it */
+	if (op->unit != NULL) {
+		op->writer.have_epoch = TRUE;
+		op->writer.epoch = op->unit_epoch;
+		op->writer.unit = op->unit;
+		return TRUE;
+	}
 	if (priv->fence != NULL && !priv->fence(priv->fence_data)) {
 		g_set_error_literal(&op->error, SFL_ERROR, SFL_ERROR_FENCED,
 				    "write rejected: this replica is no longer the leader");
@@ -409,6 +421,45 @@ sfl_checkpoint_store_commit_many_async(SflCheckpointStore *self, const SflStateD
 	sfl_checkpoint_store_enqueue(self, op);
 }
 
+/**
+ * sfl_checkpoint_store_commit_unit_async:
+ * @self: a store
+ * @unit: the work unit whose keys @items are
+ * @epoch: the epoch of the unit's lease
+ * @items: the keys to set (no reserved ones)
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: completion
+ * @user_data: for @callback
+ *
+ * One durable write, fenced per unit: %SFL_ERROR_FENCED when the store recorded a newer epoch
+ * for @unit, which demotes that unit only. The unit's epoch is recorded with the write.
+ */
+void
+sfl_checkpoint_store_commit_unit_async(SflCheckpointStore *self, const gchar *unit, guint64 epoch,
+				       const SflStateDoc *items, GCancellable *cancellable,
+				       GAsyncReadyCallback callback, gpointer user_data)
+{
+	SflStoreOp *op;
+	g_autoptr(GError) error = NULL;
+
+	g_return_if_fail(SFL_IS_CHECKPOINT_STORE(self));
+	g_return_if_fail(unit != NULL && items != NULL);
+	op = sfl_store_op_new(self, SFL_STORE_OP_COMMIT, cancellable, callback, user_data,
+			      sfl_checkpoint_store_commit_unit_async);
+	for (guint i = 0; i < sfl_state_doc_size(items); i++) {
+		if (!sfl_checkpoint_store_check_key(sfl_state_doc_key_at(items, i),
+						    SFL_CHECKPOINT_STORE_NONE, &error)) {
+			g_task_return_error(op->outer, g_steal_pointer(&error));
+			sfl_store_op_free(op);
+			return;
+		}
+	}
+	op->items = sfl_state_doc_copy(items);
+	op->unit = g_strdup(unit);
+	op->unit_epoch = epoch;
+	sfl_checkpoint_store_enqueue(self, op);
+}
+
 gboolean
 sfl_checkpoint_store_commit_many_finish(SflCheckpointStore *self, GAsyncResult *result,
 					GError **error)
@@ -541,6 +592,32 @@ sfl_checkpoint_store_persisted_epoch_async(SflCheckpointStore *self, GCancellabl
 	sfl_checkpoint_store_enqueue(
 		self, sfl_store_op_new(self, SFL_STORE_OP_EPOCH, cancellable, callback, user_data,
 				       sfl_checkpoint_store_persisted_epoch_async));
+}
+
+/**
+ * sfl_checkpoint_store_persisted_unit_epoch_async:
+ * @self: a store
+ * @unit: a work unit
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: completion, finished with sfl_checkpoint_store_persisted_epoch_finish()
+ * @user_data: for @callback
+ *
+ * Reads @unit's recorded fence epoch fresh from storage: a unit lease floors its next epoch on
+ * it, as the single lease does on the store's.
+ */
+void
+sfl_checkpoint_store_persisted_unit_epoch_async(SflCheckpointStore *self, const gchar *unit,
+						GCancellable *cancellable,
+						GAsyncReadyCallback callback, gpointer user_data)
+{
+	SflStoreOp *op = NULL;
+
+	g_return_if_fail(SFL_IS_CHECKPOINT_STORE(self));
+	g_return_if_fail(unit != NULL);
+	op = sfl_store_op_new(self, SFL_STORE_OP_EPOCH, cancellable, callback, user_data,
+			      sfl_checkpoint_store_persisted_epoch_async);
+	op->unit = g_strdup(unit);
+	sfl_checkpoint_store_enqueue(self, op);
 }
 
 /**

@@ -57,6 +57,8 @@ typedef gboolean (*SflEpochFunc)(gpointer user_data, guint64 *epoch);
 typedef struct {
 	gboolean have_epoch;
 	guint64 epoch;
+	/* (nullable): a sharded work unit's commit, fenced by that unit's own epoch */
+	const gchar *unit;
 } SflStoreWriter;
 
 struct _SflCheckpointStoreClass {
@@ -76,9 +78,10 @@ struct _SflCheckpointStoreClass {
 	/* the whole document, reserved keys included */
 	SflStateDoc *(*snapshot)(SflCheckpointStore *self, GCancellable *cancellable,
 				 GError **error);
-	/* TRUE with *present FALSE when the store has no epoch recorded */
-	gboolean (*persisted_epoch)(SflCheckpointStore *self, guint64 *epoch, gboolean *present,
-				    GCancellable *cancellable, GError **error);
+	/* TRUE with *present FALSE when the store has no epoch recorded for @unit (nullable: the
+	 * store's own) */
+	gboolean (*persisted_epoch)(SflCheckpointStore *self, const gchar *unit, guint64 *epoch,
+				    gboolean *present, GCancellable *cancellable, GError **error);
 	void (*reset)(SflCheckpointStore *self);
 	void (*close)(SflCheckpointStore *self);
 
@@ -108,6 +111,15 @@ sfl_checkpoint_store_commit_many_async(SflCheckpointStore *self, const SflStateD
 				       GAsyncReadyCallback callback, gpointer user_data);
 gboolean sfl_checkpoint_store_commit_many_finish(SflCheckpointStore *self, GAsyncResult *result,
 						 GError **error);
+/*
+ * A sharded work unit's commit: fenced by @unit's own recorded epoch against @epoch (the unit
+ * lease's), not by the store's fence and epoch hooks; the caller checked its unit lease. Only
+ * @unit's epoch is recorded. Finish with sfl_checkpoint_store_commit_many_finish().
+ */
+void
+sfl_checkpoint_store_commit_unit_async(SflCheckpointStore *self, const gchar *unit, guint64 epoch,
+				       const SflStateDoc *items, GCancellable *cancellable,
+				       GAsyncReadyCallback callback, gpointer user_data);
 
 void sfl_checkpoint_store_delete_async(SflCheckpointStore *self, const gchar *key,
 				       SflCheckpointStoreFlags flags, GCancellable *cancellable,
@@ -126,6 +138,11 @@ SflStateDoc *sfl_checkpoint_store_snapshot_finish(SflCheckpointStore *self, GAsy
 						  GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
 void sfl_checkpoint_store_persisted_epoch_async(SflCheckpointStore *self, GCancellable *cancellable,
+						GAsyncReadyCallback callback, gpointer user_data);
+/* @unit's own recorded epoch (sharding); finish with sfl_checkpoint_store_persisted_epoch_finish */
+void
+sfl_checkpoint_store_persisted_unit_epoch_async(SflCheckpointStore *self, const gchar *unit,
+						GCancellable *cancellable,
 						GAsyncReadyCallback callback, gpointer user_data);
 gboolean
 sfl_checkpoint_store_persisted_epoch_finish(SflCheckpointStore *self, GAsyncResult *result,

@@ -295,12 +295,12 @@ sfl_file_store_snapshot(SflCheckpointStore *store, GCancellable *cancellable, GE
 }
 
 static gboolean
-sfl_file_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present,
-			       GCancellable *cancellable, GError **error)
+sfl_file_store_persisted_epoch(SflCheckpointStore *store, const gchar *unit, guint64 *epoch,
+			       gboolean *present, GCancellable *cancellable, GError **error)
 {
 	g_autoptr(SflStateDoc) doc = sfl_file_store_read_fresh(SFL_FILE_STORE(store), error);
 
-	return sfl_store_persisted_epoch(doc, epoch, present);
+	return sfl_store_persisted_epoch(doc, unit, epoch, present, error);
 }
 
 static void

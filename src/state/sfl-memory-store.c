@@ -164,20 +164,13 @@ sfl_memory_store_snapshot(SflCheckpointStore *store, GCancellable *cancellable, 
 }
 
 static gboolean
-sfl_memory_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present,
-				 GCancellable *cancellable, GError **error)
+sfl_memory_store_persisted_epoch(SflCheckpointStore *store, const gchar *unit, guint64 *epoch,
+				 gboolean *present, GCancellable *cancellable, GError **error)
 {
 	SflMemoryStore *self = SFL_MEMORY_STORE(store);
 	g_autoptr(SflStateDoc) doc = sfl_memory_backing_dup_document(self->backing);
-	g_autoptr(GError) local = NULL;
 
-	*epoch = 0;
-	*present = sfl_state_doc_get_epoch(doc, epoch, &local);
-	if (local != NULL) {
-		g_propagate_error(error, g_steal_pointer(&local));
-		return FALSE;
-	}
-	return TRUE;
+	return sfl_store_persisted_epoch(doc, unit, epoch, present, error);
 }
 
 static void

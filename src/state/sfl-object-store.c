@@ -323,13 +323,13 @@ sfl_object_store_snapshot(SflCheckpointStore *store, GCancellable *cancellable, 
 }
 
 static gboolean
-sfl_object_store_persisted_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present,
-				 GCancellable *cancellable, GError **error)
+sfl_object_store_persisted_epoch(SflCheckpointStore *store, const gchar *unit, guint64 *epoch,
+				 gboolean *present, GCancellable *cancellable, GError **error)
 {
 	g_autoptr(SflStateDoc) doc =
 		sfl_object_store_read_fresh(SFL_OBJECT_STORE(store), NULL, error);
 
-	return sfl_store_persisted_epoch(doc, epoch, present);
+	return sfl_store_persisted_epoch(doc, unit, epoch, present, error);
 }
 
 static void

@@ -131,7 +131,15 @@ gboolean
 sfl_state_key_is_reserved(const gchar *key)
 {
 	gsize len = strlen(key);
-	return len > 4 && g_str_has_prefix(key, "__") && g_str_has_suffix(key, "__");
+	return (len > 4 && g_str_has_prefix(key, "__") && g_str_has_suffix(key, "__")) ||
+	       g_str_has_prefix(key, SFL_STATE_KEY_UNIT_EPOCH_PREFIX);
+}
+
+gchar *
+sfl_state_epoch_key(const gchar *unit)
+{
+	return unit != NULL ? g_strconcat(SFL_STATE_KEY_UNIT_EPOCH_PREFIX, unit, NULL)
+			    : g_strdup(SFL_STATE_KEY_FENCE_EPOCH);
 }
 
 /**
@@ -146,7 +154,25 @@ sfl_state_key_is_reserved(const gchar *key)
 gboolean
 sfl_state_doc_get_epoch(const SflStateDoc *doc, guint64 *epoch, GError **error)
 {
-	const gchar *text = sfl_state_doc_get(doc, SFL_STATE_KEY_FENCE_EPOCH);
+	return sfl_state_doc_get_unit_epoch(doc, NULL, epoch, error);
+}
+
+/**
+ * sfl_state_doc_get_unit_epoch:
+ * @doc: a document
+ * @unit: (nullable): a work unit, %NULL for the store's own epoch
+ * @epoch: (out): the recorded fence epoch
+ * @error: return location for an error
+ *
+ * Returns: %TRUE with @epoch set when the fence key is present; %FALSE with no error when it
+ * is absent; %FALSE with %SFL_ERROR_CORRUPT when it is not a decimal integer
+ */
+gboolean
+sfl_state_doc_get_unit_epoch(const SflStateDoc *doc, const gchar *unit, guint64 *epoch,
+			     GError **error)
+{
+	g_autofree gchar *key = sfl_state_epoch_key(unit);
+	const gchar *text = sfl_state_doc_get(doc, key);
 	g_autoptr(GError) local = NULL;
 
 	if (text == NULL)
@@ -155,7 +181,7 @@ sfl_state_doc_get_epoch(const SflStateDoc *doc, guint64 *epoch, GError **error)
 		g_set_error(error, SFL_ERROR, SFL_ERROR_CORRUPT,
 			    "%s is '%s', not a decimal integer (repair it with `sf2loki state set "
 			    "%s N --force`)",
-			    SFL_STATE_KEY_FENCE_EPOCH, text, SFL_STATE_KEY_FENCE_EPOCH);
+			    key, text, key);
 		return FALSE;
 	}
 	return TRUE;

@@ -17,6 +17,8 @@ G_BEGIN_DECLS
 
 /* reserved keys look like __name__ and never reach sources */
 #define SFL_STATE_KEY_FENCE_EPOCH "__fence_epoch__"
+/* a work unit's own fence epoch under sharding: "__fence_epoch__:<unit>" (reserved too) */
+#define SFL_STATE_KEY_UNIT_EPOCH_PREFIX "__fence_epoch__:"
 
 typedef struct _SflStateDoc SflStateDoc;
 
@@ -36,7 +38,12 @@ const gchar *sfl_state_doc_key_at(const SflStateDoc *doc, guint idx);
 gboolean sfl_state_doc_equal(const SflStateDoc *a, const SflStateDoc *b);
 
 gboolean sfl_state_key_is_reserved(const gchar *key);
+/* the key that records @unit's epoch, or the store's own for %NULL (transfer full) */
+gchar *sfl_state_epoch_key(const gchar *unit) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_state_doc_get_epoch(const SflStateDoc *doc, guint64 *epoch, GError **error);
+/* the same for @unit's own epoch (%NULL: the store's) */
+gboolean sfl_state_doc_get_unit_epoch(const SflStateDoc *doc, const gchar *unit, guint64 *epoch,
+				      GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflStateDoc, sfl_state_doc_free)
 

@@ -80,7 +80,7 @@ sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar 
 {
 	guint64 stored = 0;
 	g_autoptr(GError) local = NULL;
-	gboolean have_stored = sfl_state_doc_get_epoch(fresh, &stored, &local);
+	gboolean have_stored = sfl_state_doc_get_unit_epoch(fresh, writer->unit, &stored, &local);
 
 	if (local != NULL) {
 		g_propagate_prefixed_error(error, g_steal_pointer(&local), "%s: ", origin);
@@ -88,9 +88,13 @@ sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar 
 	}
 	if (writer->have_epoch && have_stored && stored > writer->epoch) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_FENCED,
-			    "stale leader (epoch %" G_GUINT64_FORMAT ") rejected: %s was already "
+			    "stale leader (epoch %" G_GUINT64_FORMAT
+			    ") rejected: %s%s%s was already "
 			    "advanced to epoch %" G_GUINT64_FORMAT " by a newer leader",
-			    writer->epoch, origin, stored);
+			    writer->epoch, writer->unit != NULL ? "unit " : "",
+			    writer->unit != NULL ? writer->unit : "",
+			    writer->unit != NULL ? " in " : "", stored);
+		g_prefix_error(error, "%s: ", origin);
 		return FALSE;
 	}
 	if (items != NULL) {
@@ -103,7 +107,8 @@ sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar 
 		sfl_state_doc_remove(fresh, delete_key);
 	if (writer->have_epoch && (!have_stored || writer->epoch > stored)) {
 		g_autofree gchar *text = g_strdup_printf("%" G_GUINT64_FORMAT, writer->epoch);
-		sfl_state_doc_set(fresh, SFL_STATE_KEY_FENCE_EPOCH, text);
+		g_autofree gchar *key = sfl_state_epoch_key(writer->unit);
+		sfl_state_doc_set(fresh, key, text);
 	}
 	return TRUE;
 }
@@ -120,12 +125,20 @@ sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar 
  * Returns: %FALSE when @fresh is %NULL (the read's error stands)
  */
 gboolean
-sfl_store_persisted_epoch(const SflStateDoc *fresh, guint64 *epoch, gboolean *present)
+sfl_store_persisted_epoch(const SflStateDoc *fresh, const gchar *unit, guint64 *epoch,
+			  gboolean *present, GError **error)
 {
+	g_autoptr(GError) local = NULL;
+
 	*epoch = 0;
 	*present = FALSE;
 	if (fresh == NULL)
 		return FALSE;
-	*present = sfl_state_doc_get_epoch(fresh, epoch, NULL);
+	/* the store's own epoch was checked by the read; a unit's is checked here */
+	*present = sfl_state_doc_get_unit_epoch(fresh, unit, epoch, &local);
+	if (local != NULL) {
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
 	return TRUE;
 }

@@ -14,6 +14,7 @@ gboolean sfl_store_write_needed(const SflStateDoc *fresh, const SflStateDoc *ite
 gboolean
 sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar *delete_key,
 		      const SflStoreWriter *writer, const gchar *origin, GError **error);
-gboolean sfl_store_persisted_epoch(const SflStateDoc *fresh, guint64 *epoch, gboolean *present);
+gboolean sfl_store_persisted_epoch(const SflStateDoc *fresh, const gchar *unit, guint64 *epoch,
+				   gboolean *present, GError **error);
 
 G_END_DECLS

@@ -153,6 +153,31 @@ store_epoch(SflCheckpointStore *store, guint64 *epoch, gboolean *present, GError
 	return sfl_checkpoint_store_persisted_epoch_finish(store, r, epoch, present, error);
 }
 
+static gboolean
+store_commit_unit(SflCheckpointStore *store, const gchar *unit, guint64 epoch, GError **error,
+		  const gchar *key, const gchar *value)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	g_autoptr(SflStateDoc) items = sfl_state_doc_new();
+
+	sfl_state_doc_set(items, key, value);
+	sfl_checkpoint_store_commit_unit_async(store, unit, epoch, items, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_commit_many_finish(store, r, error);
+}
+
+static gboolean
+store_unit_epoch(SflCheckpointStore *store, const gchar *unit, guint64 *epoch, gboolean *present,
+		 GError **error)
+{
+	Wait w = { 0 };
+	g_autoptr(GAsyncResult) r = NULL;
+	sfl_checkpoint_store_persisted_unit_epoch_async(store, unit, NULL, wait_cb, &w);
+	r = wait_result(&w);
+	return sfl_checkpoint_store_persisted_epoch_finish(store, r, epoch, present, error);
+}
+
 /* --- fixture ------------------------------------------------------------------------------- */
 
 /* a simulator must not outlive a test that aborted: meson would wait on its pipes */
@@ -435,6 +460,91 @@ test_epoch_fence(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(stored, ==, 8);
 	k = store_load(store, "k", &error);
 	g_assert_cmpstr(k, ==, "eight");
+}
+
+/*
+ * Sharding: each work unit is fenced by its own epoch. A stale owner of one unit is refused
+ * and changes nothing, the other unit and the store's own epoch are untouched by it, and the
+ * store's single-leader hooks do not apply to a unit's commit.
+ */
+static void
+test_unit_fence(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	SflCheckpointStore *other = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) keys = NULL;
+	g_autofree gchar *api = NULL;
+	g_autofree gchar *uri = NULL;
+	gboolean leader = FALSE;
+	guint64 epoch = 0;
+	gboolean present = FALSE;
+	guint writes;
+
+	/* the single-leader fence says "not leading": a unit's commit does not ask it */
+	sfl_checkpoint_store_set_fence(store, fence_is, &leader, NULL);
+	g_assert_true(store_commit_unit(other, "eventlogfile:API", 4, &error, "eventlogfile:API",
+					"new owner"));
+	g_assert_no_error(error);
+	g_assert_true(store_commit_unit(store, "eventlogfile:URI", 1, &error, "eventlogfile:URI",
+					"uri at 1"));
+	g_assert_no_error(error);
+	writes = fixture_writes(fx, store);
+	g_assert_false(store_commit_unit(store, "eventlogfile:API", 3, &error, "eventlogfile:API",
+					 "stale owner"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_FENCED);
+	g_assert_nonnull(strstr(error->message, "unit eventlogfile:API"));
+	g_assert_nonnull(strstr(error->message, "epoch 4"));
+	g_clear_error(&error);
+	g_assert_cmpuint(fixture_writes(fx, store), ==, writes);
+	/* the same owner again, and a newer one, go through */
+	g_assert_true(store_commit_unit(store, "eventlogfile:URI", 1, &error, "eventlogfile:URI",
+					"uri again"));
+	g_assert_true(store_commit_unit(store, "eventlogfile:API", 5, &error, "eventlogfile:API",
+					"newest owner"));
+	g_assert_no_error(error);
+	sfl_checkpoint_store_reset(other);
+	api = store_load(other, "eventlogfile:API", &error);
+	uri = store_load(other, "eventlogfile:URI", &error);
+	g_assert_cmpstr(api, ==, "newest owner");
+	g_assert_cmpstr(uri, ==, "uri again");
+	/* per-unit epochs, read fresh; the store's own epoch was never written */
+	g_assert_true(store_unit_epoch(other, "eventlogfile:API", &epoch, &present, &error));
+	g_assert_true(present);
+	g_assert_cmpuint(epoch, ==, 5);
+	g_assert_true(store_unit_epoch(other, "eventlogfile:URI", &epoch, &present, &error));
+	g_assert_cmpuint(epoch, ==, 1);
+	g_assert_true(store_unit_epoch(other, "pubsub:/event/X", &epoch, &present, &error));
+	g_assert_false(present);
+	g_assert_true(store_epoch(other, &epoch, &present, &error));
+	g_assert_false(present);
+	/* the unit epochs are the store's own keys: hidden from listings, refused to sources */
+	keys = store_list(other, &error);
+	g_assert_cmpuint(keys->len, ==, 2);
+	g_assert_false(store_commit(store, &error, SFL_STATE_KEY_UNIT_EPOCH_PREFIX "x", "1"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INTERNAL);
+	g_assert_nonnull(strstr(error->message, "reserved key"));
+}
+
+/* a garbled unit epoch refuses that unit's commits, not the store */
+static void
+test_unit_fence_corrupt(Fixture *fx, gconstpointer data)
+{
+	SflCheckpointStore *store = fixture_store(fx);
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(store_commit_flags(store, SFL_CHECKPOINT_STORE_FORCE, &error,
+					 SFL_STATE_KEY_UNIT_EPOCH_PREFIX "apexlog", "seven", NULL));
+	g_assert_no_error(error);
+	g_assert_false(store_commit_unit(store, "apexlog", 9, &error, "apexlog", "v"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CORRUPT);
+	g_assert_nonnull(strstr(error->message, "__fence_epoch__:apexlog"));
+	g_clear_error(&error);
+	g_assert_true(store_commit(store, &error, "other", "fine"));
+	g_assert_no_error(error);
+	g_assert_true(store_commit_unit(store, "pubsub:/event/A", 2, &error, "pubsub:/event/A",
+					"fine too"));
+	g_assert_no_error(error);
 }
 
 static void
@@ -1085,6 +1195,8 @@ main(int argc, char **argv)
 		{ "reserved-hidden", test_reserved_hidden },
 		{ "epoch-fence", test_epoch_fence },
 		{ "fence-check", test_fence_check },
+		{ "unit-fence", test_unit_fence },
+		{ "unit-fence-corrupt", test_unit_fence_corrupt },
 		{ "persisted-epoch-fresh", test_persisted_epoch_fresh },
 		{ "stale-writer-never-reverts", test_stale_writer_never_reverts },
 		{ "reset-rereads", test_reset_rereads },
