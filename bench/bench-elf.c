@@ -373,7 +373,8 @@ bench_check_cb(gpointer user_data)
 	g_autoptr(SflStateDoc) doc = sfl_memory_backing_dup_document(bench->backing);
 	const gchar *value = doc != NULL ? sfl_state_doc_get(doc, "eventlogfile:API") : NULL;
 
-	if (value != NULL && strstr(value, BENCH_FILE_ID) != NULL)
+	/* among the done ids, not the mark a file in flight carries (`in_flight`) */
+	if (value != NULL && strstr(value, "[\"" BENCH_FILE_ID "\"") != NULL)
 		bench->committed = TRUE;
 	if (bench->source != NULL && sfl_source_counters(bench->source)->errors > 0) {
 		g_printerr("bench-elf: the source reported an error\n");

@@ -32,6 +32,14 @@
 #define SFL_ELF_WINDOW_OLDER 200  /* older carried ids kept besides the boundary set */
 #define SFL_ELF_WINDOW_WARN  5000 /* boundary set size worth a warning */
 #define SFL_ELF_SKEW_APPLY   (30 * G_USEC_PER_SEC)
+/*
+ * While a file is in flight its rows carry, every this many rows, a cursor that also names
+ * how far into the file they are (`in_flight`), so a restart or a failover re-reads the file
+ * but re-sends only from the last committed mark (docs/sources/eventlogfile.md, "Resuming
+ * inside a file"): the duplicates of a failover are the entries in flight plus fewer than
+ * this many rows, not the whole file.
+ */
+#define SFL_ELF_RESUME_EVERY 100
 #define SFL_ELF_SKEW_WARN    (60 * G_USEC_PER_SEC)
 
 typedef struct {
@@ -51,6 +59,8 @@ typedef struct {
 	gchar *last_created; /* NULL: first run */
 	GPtrArray *ids;	     /* SflElfId */
 	gchar *current;	     /* JSON of the cursor, NULL before the first file */
+	gchar *resume_id;    /* (nullable): the file a committed `in_flight` names */
+	guint64 resume_rows; /* its data rows already delivered */
 	guint failures;	     /* consecutive contained failures */
 	/* this type's instruments (NULL without a registry) */
 	SflSeries *m_files;
@@ -70,6 +80,7 @@ typedef struct {
 	SflShaped shaped; /* its metadata strings live in record's arena */
 	SflLabels *labels;
 	gboolean valid;
+	guint64 no; /* its data row number in the file, from 1 */
 } SflElfRow;
 
 typedef struct _SflElfSource SflElfSource;
@@ -94,6 +105,10 @@ typedef struct {
 	GStrv header;
 	guint n_header;
 	guint64 data_rows;
+	guint64 skip_rows;  /* resuming: data rows delivered before the restart */
+	guint64 mark_rows;  /* the rows the current @pre says were delivered */
+	guint64 offered_no; /* the last data row handed to the lane */
+	guint64 pending_no; /* the data row of @pending */
 	SflElfRow rows[2];
 	guint held; /* index of the row in lookahead */
 	SflEntry *pending;
@@ -162,12 +177,18 @@ sfl_elf_type_free(gpointer data)
 	g_free(type->last_created);
 	g_ptr_array_unref(type->ids);
 	g_free(type->current);
+	g_free(type->resume_id);
 	g_free(type);
 }
 
-/* {"ids": [["<Id>", "<CreatedDate>"], ...], "last_created": "..."}: json.dumps, sorted keys */
+/*
+ * {"ids": [["<Id>", "<CreatedDate>"], ...], "last_created": "..."}: json.dumps, sorted keys.
+ * With @in_flight_id, also "in_flight": {"id": ..., "rows": N} between the two, where the
+ * original's reader (which reads "ids" and "last_created" only) does not look.
+ */
 static gchar *
-sfl_elf_cursor_render(GPtrArray *ids, const gchar *last_created)
+sfl_elf_cursor_render_full(GPtrArray *ids, const gchar *last_created, const gchar *in_flight_id,
+			   guint64 in_flight_rows)
 {
 	GString *out = g_string_sized_new(64 + ids->len * 48);
 
@@ -186,15 +207,32 @@ sfl_elf_cursor_render(GPtrArray *ids, const gchar *last_created)
 		sfl_pyjson_append_string(out, id->created);
 		g_string_append_c(out, ']');
 	}
-	g_string_append(out, "], \"last_created\": ");
+	g_string_append(out, "], ");
+	if (in_flight_id != NULL) {
+		g_string_append(out, "\"in_flight\": {\"id\": ");
+		sfl_pyjson_append_string(out, in_flight_id);
+		g_string_append_printf(out, ", \"rows\": %" G_GUINT64_FORMAT "}, ", in_flight_rows);
+	}
+	g_string_append(out, "\"last_created\": ");
 	sfl_pyjson_append_string(out, last_created != NULL ? last_created : "");
 	g_string_append_c(out, '}');
 	return g_string_free(out, FALSE);
 }
 
-/* decodes a stored value; FALSE for anything that is not the documented object (SFL-0019) */
+static gchar *
+sfl_elf_cursor_render(GPtrArray *ids, const gchar *last_created)
+{
+	return sfl_elf_cursor_render_full(ids, last_created, NULL, 0);
+}
+
+/*
+ * decodes a stored value; FALSE for anything that is not the documented object (SFL-0019). An
+ * `in_flight` that does not read as {"id": string, "rows": integer ≥ 0} is ignored: the file
+ * is then read whole, as the original would.
+ */
 static gboolean
-sfl_elf_cursor_parse(const gchar *value, gchar **last_created, GPtrArray *ids)
+sfl_elf_cursor_parse(const gchar *value, gchar **last_created, GPtrArray *ids, gchar **resume_id,
+		     guint64 *resume_rows)
 {
 	g_autoptr(GPtrArray) parsed = g_ptr_array_new_with_free_func(sfl_elf_id_free);
 	json_t *root = json_loads(value, JSON_REJECT_DUPLICATES, NULL);
@@ -242,6 +280,19 @@ sfl_elf_cursor_parse(const gchar *value, gchar **last_created, GPtrArray *ids)
 	*last_created = jlast != NULL && json_is_string(jlast) && json_string_length(jlast) > 0
 				? g_strdup(json_string_value(jlast))
 				: NULL;
+	{
+		json_t *flight = json_object_get(root, "in_flight");
+		json_t *fid = json_object_get(flight, "id");
+		json_t *frows = json_object_get(flight, "rows");
+
+		*resume_id = NULL;
+		*resume_rows = 0;
+		if (json_is_string(fid) && json_is_integer(frows) &&
+		    json_integer_value(frows) >= 0) {
+			*resume_id = g_strdup(json_string_value(fid));
+			*resume_rows = (guint64)json_integer_value(frows);
+		}
+	}
 	for (guint k = 0; k < parsed->len; k++)
 		g_ptr_array_add(ids, g_steal_pointer(&parsed->pdata[k]));
 	json_decref(root);
@@ -483,20 +534,43 @@ sfl_elf_job_writable_cb(gpointer user_data)
 			return;
 		}
 		job->pending = NULL;
+		job->offered_no = MAX(job->offered_no, job->pending_no);
 	}
 	sfl_elf_job_continue(job);
 }
 
-/* offers @entry; FALSE when the job must park (the entry is kept as pending) */
+/* offers @entry, data row @no of the file (0: none); FALSE when the job must park (the entry
+ * is kept as pending) */
+static gboolean
+sfl_elf_job_offer_row(SflElfJob *job, SflEntry *entry, guint64 no)
+{
+	g_assert(job->pending == NULL);
+	if (sfl_source_offer(SFL_SOURCE(job->self), entry)) {
+		job->offered_no = MAX(job->offered_no, no);
+		return TRUE;
+	}
+	job->pending = entry;
+	job->pending_no = no;
+	sfl_source_wait_writable(SFL_SOURCE(job->self), sfl_elf_job_writable_cb, job);
+	return FALSE;
+}
+
+/* @pre from now on: the cursor from before the file, plus the @rows delivered of it */
+static void
+sfl_elf_job_mark(SflElfJob *job, guint64 rows)
+{
+	g_autofree gchar *value = sfl_elf_cursor_render_full(
+		job->type->ids, job->type->last_created, job->file_id, rows);
+
+	g_clear_pointer(&job->pre, g_ref_string_release);
+	job->pre = g_ref_string_new(value);
+	job->mark_rows = rows;
+}
+
 static gboolean
 sfl_elf_job_offer(SflElfJob *job, SflEntry *entry)
 {
-	g_assert(job->pending == NULL);
-	if (sfl_source_offer(SFL_SOURCE(job->self), entry))
-		return TRUE;
-	job->pending = entry;
-	sfl_source_wait_writable(SFL_SOURCE(job->self), sfl_elf_job_writable_cb, job);
-	return FALSE;
+	return sfl_elf_job_offer_row(job, entry, 0);
 }
 
 static gboolean
@@ -516,15 +590,22 @@ sfl_elf_record_cb(const SflCsvRecord *rec, gpointer user_data)
 	}
 	counters->rows_read++;
 	job->data_rows++;
+	/* delivered before the restart: parsed, never sent again */
+	if (job->data_rows <= job->skip_rows)
+		return TRUE;
 	next = &job->rows[1 - job->held];
 	if (!sfl_elf_shape(job, rec, next))
 		return TRUE;
+	next->no = job->data_rows;
 	held = &job->rows[job->held];
 	job->held = 1 - job->held;
 	if (!held->valid)
 		return TRUE;
-	/* every row but the file's last carries the checkpoint from before the file */
-	return sfl_elf_job_offer(job, sfl_elf_row_to_entry(job, held, job->pre));
+	/* every row but the file's last carries the cursor from before the file, marked every
+	 * SFL_ELF_RESUME_EVERY rows with how far into the file it is */
+	if (held->no >= job->mark_rows + SFL_ELF_RESUME_EVERY)
+		sfl_elf_job_mark(job, held->no);
+	return sfl_elf_job_offer_row(job, sfl_elf_row_to_entry(job, held, job->pre), held->no);
 }
 
 /* --- files ---------------------------------------------------------------------------------- */
@@ -551,6 +632,10 @@ sfl_elf_job_close_file(SflElfJob *job)
 	job->download_paused = FALSE;
 	job->download_done = FALSE;
 	job->data_rows = 0;
+	job->skip_rows = 0;
+	job->mark_rows = 0;
+	job->offered_no = 0;
+	job->pending_no = 0;
 }
 
 /* the file is done (or abandoned): the cursor now includes it */
@@ -564,6 +649,8 @@ sfl_elf_job_advance(SflElfJob *job)
 	type->last_created = g_strdup(job->file_created);
 	g_free(type->current);
 	type->current = g_strdup(job->post);
+	g_clear_pointer(&type->resume_id, g_free);
+	type->resume_rows = 0;
 }
 
 /* `sf2loki_eventlogfile_download_errors{reason}`: listing, transport or `HTTP <code>` */
@@ -642,6 +729,12 @@ sfl_elf_job_file_failed(SflElfJob *job, const GError *error)
 		return;
 	}
 	sfl_elf_contained_failure(job, error, what);
+	/* the rows already in the lane get delivered: the retry starts after them */
+	if (job->offered_no > 0) {
+		g_free(job->type->resume_id);
+		job->type->resume_id = g_strdup(job->file_id);
+		job->type->resume_rows = job->offered_no;
+	}
 	sfl_elf_job_close_file(job);
 	sfl_elf_job_done(job);
 }
@@ -798,6 +891,14 @@ sfl_elf_job_start_file(SflElfJob *job)
 	job->pre = g_ref_string_new(pre);
 	job->post = g_ref_string_new(post);
 	job->post_ids = window;
+	if (job->type->resume_id != NULL && g_str_equal(job->type->resume_id, job->file_id)) {
+		job->skip_rows = job->type->resume_rows;
+		/* until the next mark, what is committed still says how far the file got */
+		sfl_elf_job_mark(job, job->skip_rows);
+		g_message("eventlogfile %s: resuming LogFile %s after row %" G_GUINT64_FORMAT
+			  " (delivered before the restart)",
+			  job->type->name, job->file_id, job->skip_rows);
+	}
 	job->phase = SFL_ELF_PHASE_PARSING;
 	job->parser = sfl_csv_parser_new(SFL_CSV_DEFAULT_MAX_FIELD);
 	job->download =
@@ -943,11 +1044,15 @@ sfl_elf_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 		return;
 	}
 	type->loaded = TRUE;
-	if (value != NULL && !sfl_elf_cursor_parse(value, &type->last_created, type->ids)) {
+	if (value != NULL && !sfl_elf_cursor_parse(value, &type->last_created, type->ids,
+						   &type->resume_id, &type->resume_rows)) {
 		g_autofree gchar *lookback = sfl_duration_format(job->self->config->lookback);
 		g_warning("eventlogfile %s: the stored checkpoint %s is not a valid EventLogFile "
 			  "cursor; starting from the lookback (%s) instead",
 			  type->name, type->key, lookback);
+	} else if (value != NULL && type->resume_id != NULL) {
+		/* the cursor before that file is what every other file starts from */
+		type->current = sfl_elf_cursor_render(type->ids, type->last_created);
 	} else if (value != NULL) {
 		type->current = g_strdup(value);
 	}

@@ -372,7 +372,7 @@ test_elf_rows(void)
 	g_autofree gchar *created = sfl_test_sf_datetime(now - 2 * G_TIME_SPAN_HOUR);
 	g_autofree gchar *expected_cp = NULL;
 	g_autofree gchar *value = NULL;
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000001" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000001" };
 	SflTestRow *row = NULL;
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
@@ -437,9 +437,11 @@ test_elf_cut_download_resumes(void)
 					     "\"generate\": {\"rows\": 3000, \"kind\": \"API\", "
 					     "\"seed\": 7}");
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000002" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000002\"" };
+	FxCommit in_flight = { "eventlogfile:Login", "\"in_flight\"" };
 	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	guint before = 0;
+	guint mark = 0;
 	json_t *answer = NULL;
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
@@ -450,18 +452,30 @@ test_elf_cut_download_resumes(void)
 				      "{\"match\": \"logfile\", \"reset_after_bytes\": 300000}");
 	json_decref(answer);
 	fx_start_elf(&fx);
-	/* the cut file stops the type for this cycle with nothing committed */
+	/* the cut file stops the type for this cycle with the file not done */
 	fx_wait(&fx, fx_has_rows, GUINT_TO_POINTER(1), "rows from the cut file");
 	fx_wait(&fx, fx_errors, GUINT_TO_POINTER(1), "the download failure");
 	/* everything offered before the cut still reaches the sink; nothing after it */
 	before = (guint)sfl_source_counters(fx.source)->entries_offered;
 	g_assert_cmpuint(before, <, 3000);
+	/* what was delivered of the file is committed as a mark inside it, never the file */
+	fx_wait(&fx, fx_has_commit, &in_flight, "a mark inside the cut file");
 	{
-		/* at most the cursor from before the file was committed */
 		g_autofree gchar *value = fx_committed(&fx, "eventlogfile:Login");
-		g_assert_true(value == NULL || strstr(value, "0ATSIM0000000002") == NULL);
+		json_t *doc = json_loads(value, 0, NULL);
+		json_t *flight = json_object_get(doc, "in_flight");
+
+		g_assert_cmpstr(json_string_value(json_object_get(flight, "id")), ==,
+				"0ATSIM0000000002");
+		mark = (guint)json_integer_value(json_object_get(flight, "rows"));
+		g_assert_cmpuint(json_array_size(json_object_get(doc, "ids")), ==, 0);
+		json_decref(doc);
 	}
-	/* the next cycle reads the file again, whole */
+	g_assert_cmpuint(mark, >, 0);
+	g_assert_cmpuint(mark % 100, ==, 0);
+	g_assert_cmpuint(mark, <=, before);
+	/* the next cycle reads the file again and sends only what follows the rows already in
+	 * the lane (a restart would resume after the committed mark instead) */
 	sfl_fake_clock_advance(fx.fake, fx.config->data.sources.eventlogfile.poll_interval * 2);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
 	for (guint i = 0; i < fx.sink->rows->len; i++) {
@@ -473,7 +487,97 @@ test_elf_cut_download_resumes(void)
 		json_decref(line);
 	}
 	g_assert_cmpuint(g_hash_table_size(ids), ==, 3000);
-	g_assert_cmpuint(fx.sink->rows->len, ==, 3000 + before);
+	g_assert_cmpuint(fx.sink->rows->len, ==, 3000);
+	{
+		/* done: the original's format again, the mark gone */
+		g_autofree gchar *value = fx_committed(&fx, "eventlogfile:Login");
+		g_assert_null(strstr(value, "in_flight"));
+	}
+	fx_teardown(&fx);
+}
+
+/*
+ * A checkpoint naming a file in flight (`in_flight`, which the original's reader ignores)
+ * resumes after the rows it counts: they are parsed and skipped, the rest delivered once, and
+ * the file's final checkpoint is the original's format.
+ */
+static void
+test_elf_resume_inside_file(void)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	g_autofree gchar *file = elf_dataset("0ATSIM0000000009", now - 3 * G_TIME_SPAN_HOUR,
+					     "\"generate\": {\"rows\": 1000, \"kind\": \"API\", "
+					     "\"seed\": 9}");
+	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
+	g_autofree gchar *created = sfl_test_sf_datetime(now - 3 * G_TIME_SPAN_HOUR);
+	g_autofree gchar *expected = NULL;
+	g_autofree gchar *value = NULL;
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000009\"" };
+	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
+		 1000);
+	if (fx.skip)
+		return;
+	fx_seed(&fx, "eventlogfile:Login",
+		"{\"ids\": [], \"in_flight\": {\"id\": \"0ATSIM0000000009\", \"rows\": 600}, "
+		"\"last_created\": \"\"}");
+	fx_start_elf(&fx);
+	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
+	for (guint i = 0; i < fx.sink->rows->len; i++) {
+		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
+		json_t *line = json_loads(row->line, 0, NULL);
+		g_hash_table_add(ids,
+				 g_strdup(json_string_value(json_object_get(line, "REQUEST_ID"))));
+		json_decref(line);
+	}
+	g_assert_cmpuint(fx.sink->rows->len, ==, 400);
+	g_assert_cmpuint(g_hash_table_size(ids), ==, 400);
+	g_assert_false(g_hash_table_contains(ids, "0ATSIM0000000009-599"));
+	g_assert_true(g_hash_table_contains(ids, "0ATSIM0000000009-600"));
+	g_assert_true(g_hash_table_contains(ids, "0ATSIM0000000009-999"));
+	expected = g_strdup_printf("{\"ids\": [[\"0ATSIM0000000009\", \"%s\"]], "
+				   "\"last_created\": \"%s\"}",
+				   created, created);
+	value = fx_committed(&fx, "eventlogfile:Login");
+	g_assert_cmpstr(value, ==, expected);
+	fx_teardown(&fx);
+}
+
+/* a checkpoint the Python original wrote (json.dumps, sorted keys, no in_flight) is read as
+ * it means: the file it names is done, the next one is read whole */
+static void
+test_elf_original_checkpoint(void)
+{
+	Fx fx = { 0 };
+	gint64 now = g_get_real_time();
+	g_autofree gchar *done_created = sfl_test_sf_datetime(now - 4 * G_TIME_SPAN_HOUR);
+	g_autofree gchar *file_a = elf_dataset("0ATSIM0000000010", now - 4 * G_TIME_SPAN_HOUR,
+					       "\"generate\": {\"rows\": 50, \"kind\": \"API\", "
+					       "\"seed\": 10}");
+	g_autofree gchar *file_b = elf_dataset("0ATSIM0000000011", now - 3 * G_TIME_SPAN_HOUR,
+					       "\"generate\": {\"rows\": 70, \"kind\": \"API\", "
+					       "\"seed\": 11}");
+	g_autofree gchar *dataset =
+		g_strdup_printf("{\"eventlogfiles\": [%s, %s]}", file_a, file_b);
+	g_autofree gchar *seed = g_strdup_printf(
+		"{\"ids\": [[\"0ATSIM0000000010\", \"%s\"]], \"last_created\": \"%s\"}",
+		done_created, done_created);
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000011" };
+
+	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
+		 1000);
+	if (fx.skip)
+		return;
+	fx_seed(&fx, "eventlogfile:Login", seed);
+	fx_start_elf(&fx);
+	fx_wait(&fx, fx_has_commit, &commit, "the second file's checkpoint");
+	g_assert_cmpuint(fx.sink->rows->len, ==, 70);
+	for (guint i = 0; i < fx.sink->rows->len; i++) {
+		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
+		g_assert_nonnull(strstr(row->line, "0ATSIM0000000011-"));
+	}
 	fx_teardown(&fx);
 }
 
@@ -486,7 +590,7 @@ test_elf_backpressure(void)
 					     "\"generate\": {\"rows\": 5000, \"kind\": \"API\", "
 					     "\"seed\": 3}");
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000003" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000003" };
 	SflPipelineCounters counters = { 0 };
 	guint64 read = 0;
 
@@ -519,7 +623,7 @@ test_elf_settle_window(void)
 					     "\"generate\": {\"rows\": 10, \"kind\": \"API\", "
 					     "\"seed\": 4}");
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000004" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000004" };
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
 		 1000);
@@ -593,7 +697,7 @@ test_elf_garbage_checkpoint(void)
 					     "\"generate\": {\"rows\": 20, \"kind\": \"API\", "
 					     "\"seed\": 5}");
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000005" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000005" };
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
 		 1000);
@@ -625,7 +729,7 @@ test_elf_shaping_and_labels(void)
 	g_autofree gchar *file =
 		elf_dataset("0ATSIM0000000006", now - 2 * G_TIME_SPAN_HOUR, csvfield);
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000006" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000006" };
 	SflTestRow *row = NULL;
 
 	fx_setup(&fx, dataset,
@@ -672,7 +776,7 @@ test_elf_label_guard(void)
 	g_autofree gchar *file =
 		elf_dataset("0ATSIM0000000016", now - 2 * G_TIME_SPAN_HOUR, csvfield);
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000016" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000016" };
 	const gchar *want[] = { "Standard", "Automated", "__other__", "Standard" };
 	g_autofree gchar *text = NULL;
 
@@ -714,7 +818,7 @@ test_elf_abandon_old_file(void)
 					    "\"generate\": {\"rows\": 5, \"kind\": \"API\", "
 					    "\"seed\": 7}");
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", old);
-	FxCommit commit = { "eventlogfile:Login", "0ATSIM0000000007" };
+	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000007" };
 	json_t *answer = NULL;
 
 	fx_setup(&fx, dataset,
@@ -1016,6 +1120,8 @@ main(int argc, char **argv)
 	g_log_set_writer_func(test_log_writer, NULL, NULL);
 	g_test_add_func("/sources/elf/rows", test_elf_rows);
 	g_test_add_func("/sources/elf/cut-download-resumes", test_elf_cut_download_resumes);
+	g_test_add_func("/sources/elf/resume-inside-file", test_elf_resume_inside_file);
+	g_test_add_func("/sources/elf/original-checkpoint", test_elf_original_checkpoint);
 	g_test_add_func("/sources/elf/backpressure", test_elf_backpressure);
 	g_test_add_func("/sources/elf/settle-window", test_elf_settle_window);
 	g_test_add_func("/sources/elf/throttled", test_elf_throttled);
