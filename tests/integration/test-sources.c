@@ -224,6 +224,22 @@ fx_committed(Fx *fx, const gchar *key)
 	return g_strdup(doc != NULL ? sfl_state_doc_get(doc, key) : NULL);
 }
 
+/* the values of JSON line field @field over every row the sink received (transfer full) */
+static GHashTable *
+fx_line_values(Fx *fx, const gchar *field)
+{
+	GHashTable *values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	for (guint i = 0; i < fx->sink->rows->len; i++) {
+		SflTestRow *row = g_ptr_array_index(fx->sink->rows, i);
+		json_t *line = json_loads(row->line, 0, NULL);
+		g_assert_nonnull(line);
+		g_hash_table_add(values, g_strdup(json_string_value(json_object_get(line, field))));
+		json_decref(line);
+	}
+	return values;
+}
+
 typedef struct {
 	const gchar *key;
 	const gchar *substring;
@@ -439,7 +455,7 @@ test_elf_cut_download_resumes(void)
 	g_autofree gchar *dataset = g_strdup_printf("{\"eventlogfiles\": [%s]}", file);
 	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000002\"" };
 	FxCommit in_flight = { "eventlogfile:Login", "\"in_flight\"" };
-	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) ids = NULL;
 	guint before = 0;
 	guint mark = 0;
 	json_t *answer = NULL;
@@ -478,14 +494,7 @@ test_elf_cut_download_resumes(void)
 	 * the lane (a restart would resume after the committed mark instead) */
 	sfl_fake_clock_advance(fx.fake, fx.config->data.sources.eventlogfile.poll_interval * 2);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
-	for (guint i = 0; i < fx.sink->rows->len; i++) {
-		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
-		json_t *line = json_loads(row->line, 0, NULL);
-		g_assert_nonnull(line);
-		g_hash_table_add(ids,
-				 g_strdup(json_string_value(json_object_get(line, "REQUEST_ID"))));
-		json_decref(line);
-	}
+	ids = fx_line_values(&fx, "REQUEST_ID");
 	g_assert_cmpuint(g_hash_table_size(ids), ==, 3000);
 	g_assert_cmpuint(fx.sink->rows->len, ==, 3000);
 	{
@@ -514,7 +523,7 @@ test_elf_resume_inside_file(void)
 	g_autofree gchar *expected = NULL;
 	g_autofree gchar *value = NULL;
 	FxCommit commit = { "eventlogfile:Login", "[\"0ATSIM0000000009\"" };
-	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) ids = NULL;
 
 	fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [Login]\n",
 		 1000);
@@ -525,13 +534,7 @@ test_elf_resume_inside_file(void)
 		"\"last_created\": \"\"}");
 	fx_start_elf(&fx);
 	fx_wait(&fx, fx_has_commit, &commit, "the file's checkpoint");
-	for (guint i = 0; i < fx.sink->rows->len; i++) {
-		SflTestRow *row = g_ptr_array_index(fx.sink->rows, i);
-		json_t *line = json_loads(row->line, 0, NULL);
-		g_hash_table_add(ids,
-				 g_strdup(json_string_value(json_object_get(line, "REQUEST_ID"))));
-		json_decref(line);
-	}
+	ids = fx_line_values(&fx, "REQUEST_ID");
 	g_assert_cmpuint(fx.sink->rows->len, ==, 400);
 	g_assert_cmpuint(g_hash_table_size(ids), ==, 400);
 	g_assert_false(g_hash_table_contains(ids, "0ATSIM0000000009-599"));
@@ -865,15 +868,7 @@ objects_records(guint n, gint64 base_usec, guint tie_from, guint tie_to, gint64 
 static guint
 fx_distinct_ids(Fx *fx)
 {
-	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-
-	for (guint i = 0; i < fx->sink->rows->len; i++) {
-		SflTestRow *row = g_ptr_array_index(fx->sink->rows, i);
-		json_t *line = json_loads(row->line, 0, NULL);
-		g_assert_nonnull(line);
-		g_hash_table_add(ids, g_strdup(json_string_value(json_object_get(line, "Id"))));
-		json_decref(line);
-	}
+	g_autoptr(GHashTable) ids = fx_line_values(fx, "Id");
 	return g_hash_table_size(ids);
 }
 

@@ -295,6 +295,19 @@ table_teardown(void)
 	g_hash_table_unref(leader_of);
 }
 
+/* every lease given up, then the table must hold no claim waiting */
+static void
+replicas_stop(Replica **rs, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		sfl_shards_stop(rs[i]->shards);
+		settle();
+		g_assert_true(sfl_shards_is_stopped(rs[i]->shards));
+		replica_free(rs[i]);
+	}
+	table_teardown();
+}
+
 /* three replicas, then a fourth joins, then one leaves cleanly: covered and balanced after
  * each, no unit ever worked by two */
 static void
@@ -325,13 +338,7 @@ test_join_and_leave(void)
 		assert_covered_and_balanced(left, 3);
 		g_assert_cmpuint(g_hash_table_size(rs[2]->working), ==, 0);
 	}
-	for (guint i = 0; i < 4; i++) {
-		sfl_shards_stop(rs[i]->shards);
-		settle();
-		g_assert_true(sfl_shards_is_stopped(rs[i]->shards));
-		replica_free(rs[i]);
-	}
-	table_teardown();
+	replicas_stop(rs, 4);
 }
 
 /* make-before-break: the newcomer waits for the old owner's drain, however long it takes */
@@ -359,12 +366,7 @@ test_handover_waits_for_drain(void)
 	}
 	settle();
 	assert_covered_and_balanced(rs, 2);
-	for (guint i = 0; i < 2; i++) {
-		sfl_shards_stop(rs[i]->shards);
-		settle();
-		replica_free(rs[i]);
-	}
-	table_teardown();
+	replicas_stop(rs, 2);
 }
 
 /* a crashed replica's leases go stale (here: freed in the table); the survivors take its units */
@@ -392,12 +394,7 @@ test_crash(void)
 	replica_free(rs[2]);
 	members(rs, 2);
 	assert_covered_and_balanced(rs, 2);
-	for (guint i = 0; i < 2; i++) {
-		sfl_shards_stop(rs[i]->shards);
-		settle();
-		replica_free(rs[i]);
-	}
-	table_teardown();
+	replicas_stop(rs, 2);
 }
 
 /* a replica missing from its own member list hands everything back */
@@ -417,12 +414,7 @@ test_not_a_member_releases_all(void)
 	settle();
 	g_assert_cmpuint(g_hash_table_size(rs[0]->working), ==, 0);
 	assert_covered_and_balanced(&rs[1], 1);
-	for (guint i = 0; i < 2; i++) {
-		sfl_shards_stop(rs[i]->shards);
-		settle();
-		replica_free(rs[i]);
-	}
-	table_teardown();
+	replicas_stop(rs, 2);
 }
 
 int
