@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "sfl-elf-source.h"
+#include "sfl-elf-source-private.h"
 
 #include <string.h>
 
@@ -297,6 +298,19 @@ sfl_elf_cursor_parse(const gchar *value, gchar **last_created, GPtrArray *ids, g
 		g_ptr_array_add(ids, g_steal_pointer(&parsed->pdata[k]));
 	json_decref(root);
 	return TRUE;
+}
+
+gchar *
+sfl_elf_cursor_normalize(const gchar *value)
+{
+	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(sfl_elf_id_free);
+	g_autofree gchar *last_created = NULL;
+	g_autofree gchar *resume_id = NULL;
+	guint64 resume_rows = 0;
+
+	if (!sfl_elf_cursor_parse(value, &last_created, ids, &resume_id, &resume_rows))
+		return NULL;
+	return sfl_elf_cursor_render_full(ids, last_created, resume_id, resume_rows);
 }
 
 /* already processed: carried with a legacy, equal or newer CreatedDate
