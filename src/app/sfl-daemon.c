@@ -9,7 +9,6 @@
 
 #include "sfl-daemon.h"
 
-
 #include "sfl-app.h"
 #include "sfl-curl-loop.h"
 #include "sfl-egress.h"
