@@ -20,7 +20,7 @@ TEST_SETUP_ARGS =
 endif
 
 .PHONY: all deps build run test bench fuzz coverage format format-check clean distclean \
-	deb rpm package-test ha-test soak bench-pubsub bench-elf-e2e win-deps win-build win-test bench-win win-e2e \
+	deb rpm package-test ha-test soak bench-pubsub bench-elf-e2e bench-backfill win-deps win-build win-test bench-win win-e2e \
 	ha-test-win msi msi-test gen-config image-deps image image-test
 
 all: build
@@ -77,6 +77,12 @@ bench-elf-e2e: $(BUILD_DIR)/build.ninja
 	$(MESON) compile -C $(BUILD_DIR) sf2loki
 	nice /usr/bin/python3 bench/elf_e2e.py --bin $(BUILD_DIR)/sf2loki \
 		--rounds $(if $(ROUNDS),$(ROUNDS),3)
+
+# `sf2loki backfill`'s peak RSS (bench/backfill_rss.py): one 1 GiB file, then 50 files over five
+# types; the numbers go to docs/performance.md ("Backfill"). Not part of `make test`.
+bench-backfill: $(BUILD_DIR)/build.ninja
+	$(MESON) compile -C $(BUILD_DIR) sf2loki
+	nice /usr/bin/python3 bench/backfill_rss.py --bin $(BUILD_DIR)/sf2loki
 
 # libFuzzer targets (tests/fuzz/README.md), FUZZ_SECONDS each from their seed corpora, under
 # ASan+UBSan; only the fuzz targets are built. A finding fails the run and is named with its

@@ -6,8 +6,11 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "sfl-app.h"
 
+#include "sfl-apexlog-source.h"
 #include "sfl-elf-source.h"
 #include "sfl-error.h"
 #include "sfl-kinds.h"
@@ -26,6 +29,102 @@
 #include "sfl-lease-doc.h"
 #include "sfl-platform.h"
 #include "sfl-pubsub-source.h"
+
+/**
+ * sfl_app_backfill_file_path:
+ * @path: state.file.path
+ *
+ * Returns: (transfer full): `<stem>-backfill<suffix>` next to @path (Python's Path.stem and
+ * Path.suffix), the original's backfill state file
+ */
+gchar *
+sfl_app_backfill_file_path(const gchar *path)
+{
+	g_autofree gchar *dir = g_path_get_dirname(path);
+	g_autofree gchar *base = g_path_get_basename(path);
+	const gchar *dot = strrchr(base, '.');
+	g_autofree gchar *name = NULL;
+
+	/* a leading dot is part of the stem, as in Python */
+	if (dot == NULL || dot == base)
+		name = g_strconcat(base, "-backfill", NULL);
+	else
+		name = g_strdup_printf("%.*s-backfill%s", (int)(dot - base), base, dot);
+	return g_build_filename(dir, name, NULL);
+}
+
+/**
+ * sfl_app_deadletter_dir:
+ * @config: the configuration
+ *
+ * Returns: (transfer full): state.deadletter.path, or `deadletter` next to state.file.path
+ * (the platform's state directory unless the file was moved)
+ */
+gchar *
+sfl_app_deadletter_dir(const SflConfig *config)
+{
+	const SflStateConfig *state = &config->data.state;
+	g_autofree gchar *dir = NULL;
+
+	if (state->deadletter.path != NULL && *state->deadletter.path != '\0')
+		return g_strdup(state->deadletter.path);
+	dir = g_path_get_dirname(state->file.path);
+	return g_build_filename(dir, "deadletter", NULL);
+}
+
+/**
+ * sfl_app_open_deadletter:
+ * @config: the configuration
+ * @clock: the wall clock records are stamped with
+ * @error: return location for an error
+ *
+ * Returns: (transfer full): the dead-letter store state.deadletter describes, or %NULL with
+ * @error naming the directory and the key
+ */
+SflDeadletter *
+sfl_app_open_deadletter(const SflConfig *config, SflClock *clock, GError **error)
+{
+	const SflStateDeadletterConfig *dl = &config->data.state.deadletter;
+	g_autofree gchar *dir = sfl_app_deadletter_dir(config);
+	SflDeadletter *store =
+		sfl_deadletter_open(dir, (guint64)dl->max_bytes, dl->max_age, clock, error);
+	if (store == NULL)
+		g_prefix_error(error, "state.deadletter: ");
+	return store;
+}
+
+/**
+ * sfl_app_build_backfill_store:
+ * @config: the configuration
+ * @location: (out) (optional): where the document lives, for log lines
+ * @error: return location for an error
+ *
+ * `backfill` keeps its state in the configured store (SFL-0049), built by the same kind
+ * record as the daemon's. A store that locks its own document (the file) would be held by a
+ * running daemon, so there the backfill gets its own document beside it, with its own lock:
+ * the original's `<stem>-backfill<suffix>`. Object stores share the daemon's document: their
+ * writes are compare-and-swap, and the `backfill:` keys are no daemon's.
+ *
+ * Returns: (transfer full): the store, not yet opened
+ */
+SflCheckpointStore *
+sfl_app_build_backfill_store(const SflConfig *config, gchar **location, GError **error)
+{
+	const SflStoreKind *kind = sfl_store_kind_for_config(config, error);
+	SflConfig copy = { 0 };
+	g_autofree gchar *path = NULL;
+
+	if (kind == NULL)
+		return NULL;
+	copy = *config;
+	if (kind->self_locking) {
+		path = sfl_app_backfill_file_path(config->data.state.file.path);
+		copy.data.state.file.path = path;
+	}
+	if (location != NULL)
+		*location = kind->dup_location(&copy);
+	return kind->build(&copy, kind->self_locking, error);
+}
 
 /**
  * sfl_app_store_wants_exclusive:
@@ -459,6 +558,24 @@ sfl_app_objects_build(const SflSourceBuildArgs *a, GError **error)
 }
 
 static gboolean
+sfl_app_apexlog_enabled(const SflSourcesConfig *s)
+{
+	return s->apexlog.enabled;
+}
+
+static const gchar *
+sfl_app_apexlog_idle(const SflSourcesConfig *s)
+{
+	return s->apexlog.enabled ? NULL : "sources.apexlog.enabled is false";
+}
+
+static SflSource *
+sfl_app_apexlog_build(const SflSourceBuildArgs *a, GError **error)
+{
+	return SFL_SOURCE(sfl_apexlog_source_new(a->rest, &a->sources->apexlog, a->salt, error));
+}
+
+static gboolean
 sfl_app_pubsub_wanted(const SflSourcesConfig *s)
 {
 	return s->pubsub.enabled && s->pubsub.topics != NULL && s->pubsub.topics[0] != NULL;
@@ -499,6 +616,9 @@ static const SflSourceKind sfl_app_source_kinds[] = {
 	{ "eventlog_objects", "sources.eventlog_objects", sfl_app_objects_enabled,
 	  sfl_app_objects_wanted, sfl_app_objects_idle, sfl_app_objects_build, NULL,
 	  sfl_objects_source_describe_checkpoint },
+	{ "apexlog", "sources.apexlog", sfl_app_apexlog_enabled, sfl_app_apexlog_enabled,
+	  sfl_app_apexlog_idle, sfl_app_apexlog_build, NULL,
+	  sfl_apexlog_source_describe_checkpoint },
 	{ "pubsub", "sources.pubsub", sfl_app_pubsub_enabled, sfl_app_pubsub_wanted,
 	  sfl_app_pubsub_idle, sfl_app_pubsub_build, sfl_probe_pubsub,
 	  sfl_pubsub_source_describe_checkpoint },
@@ -653,9 +773,6 @@ sfl_app_sources_idle_reason(const SflSourcesConfig *s)
 			return NULL;
 		g_ptr_array_add(why, (gpointer)reason);
 	}
-	if (s->apexlog.enabled)
-		g_ptr_array_add(why,
-				(gpointer) "sources.apexlog is not implemented in this version");
 	g_ptr_array_add(why, NULL);
 	return g_strjoinv(", ", (gchar **)why->pdata);
 }

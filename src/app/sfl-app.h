@@ -6,6 +6,7 @@
 
 #include "sfl-checkpoint-store.h"
 #include "sfl-config.h"
+#include "sfl-deadletter.h"
 #include "sfl-coordinator.h"
 #include "sfl-curl-loop.h"
 #include "sfl-log.h"
@@ -21,6 +22,14 @@ G_BEGIN_DECLS
 SflCheckpointStore *sfl_app_build_store(const SflConfig *config, gboolean exclusive,
 					GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gboolean sfl_app_store_wants_exclusive(const SflConfig *config);
+/* `backfill`'s state: the configured store kind; for the file, a document of its own */
+SflCheckpointStore *sfl_app_build_backfill_store(const SflConfig *config, gchar **location,
+						 GError **error) G_GNUC_WARN_UNUSED_RESULT;
+gchar *sfl_app_backfill_file_path(const gchar *path) G_GNUC_WARN_UNUSED_RESULT;
+/* state.deadletter.path, or deadletter/ next to state.file.path */
+gchar *sfl_app_deadletter_dir(const SflConfig *config) G_GNUC_WARN_UNUSED_RESULT;
+SflDeadletter *sfl_app_open_deadletter(const SflConfig *config, SflClock *clock,
+				       GError **error) G_GNUC_WARN_UNUSED_RESULT;
 
 /* @loop: (nullable): the daemon's curl loop, for coordinators that talk HTTP; NULL where
  * the coordinator is only built to check the configuration */
@@ -36,14 +45,5 @@ SflLogLevel sfl_app_log_level(const SflConfig *config);
 
 /* offline: why a run would ingest nothing (every source of every org off), or NULL */
 gchar *sfl_app_dup_no_source_reason(const SflConfig *config) G_GNUC_WARN_UNUSED_RESULT;
-
-/*
- * The ApexLog source of the original is not implemented in this version: its configuration is
- * accepted (a drop-in config must load), and `run` and `doctor` say that nothing is shipped
- * from it instead of ignoring it quietly.
- */
-#define SFL_APEXLOG_NOT_BUILT                                                                      \
-	"sources.apexlog is enabled and this version has no ApexLog source (not implemented "      \
-	"yet): no Apex debug logs are shipped"
 
 G_END_DECLS

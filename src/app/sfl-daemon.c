@@ -80,6 +80,7 @@ struct _SflDaemon {
 	SflTerm *term;		   /* the current leadership term, or NULL */
 	GPtrArray *stopping_terms; /* ended terms still draining */
 	SflEgress *egress;	   /* sink.loki.egress, shared by every term; NULL when unset */
+	SflDeadletter *deadletter; /* state.deadletter; NULL when off */
 	SflHealthServer *health;
 	SflMetrics *metrics;
 	SflSeries *leader_gauge;
@@ -338,8 +339,6 @@ sfl_daemon_log_banner(SflConfig *config)
 			  d->sink.loki.egress.daily_byte_budget,
 			  sfl_config_enum_name("sink.loki.egress.budget_action",
 					       d->sink.loki.egress.budget_action));
-	if (d->sources.apexlog.enabled)
-		g_warning("%s", SFL_APEXLOG_NOT_BUILT);
 	/* the budget is checked per batch: one that can never fit stops its lane every day */
 	if (d->sink.loki.egress.daily_byte_budget > 0 &&
 	    d->sink.loki.batch.max_bytes > d->sink.loki.egress.daily_byte_budget)
@@ -452,6 +451,7 @@ sfl_daemon_begin_term(SflDaemon *self)
 		sfl_egress_set_metrics(self->egress, self->metrics);
 	}
 	args.egress = self->egress;
+	args.deadletter = self->deadletter;
 	self->term = sfl_term_start(&args);
 }
 
@@ -596,7 +596,13 @@ sfl_daemon_health_ready(gpointer user_data, gchar **reason)
 	switch (sfl_leadership_get_readiness(self->leadership)) {
 	case SFL_READINESS_READY:
 		*reason = sfl_daemon_degraded(self);
-		return *reason == NULL;
+		if (*reason == NULL && self->deadletter != NULL &&
+		    sfl_deadletter_is_filling(self->deadletter))
+			/* still ready: the store evicts its oldest, nothing in flight is lost */
+			*reason = g_strdup_printf(
+				"warning: dead-letter store %u%% full (state.deadletter.max_bytes)",
+				sfl_deadletter_fill_percent(self->deadletter));
+		return *reason == NULL || g_str_has_prefix(*reason, "warning:");
 	case SFL_READINESS_STANDBY:
 		*reason = g_strdup("standby");
 		return FALSE;
@@ -787,6 +793,22 @@ sfl_daemon_health_status(gpointer user_data)
 					      : json_null(),
 				  "degraded", degraded));
 		json_object_set_new(doc, "egress", sfl_daemon_egress_status(self));
+		json_object_set_new(
+			doc, "deadletter",
+			self->deadletter != NULL
+				? json_pack("{s:s, s:I, s:I, s:i, s:I, s:b}", "dir",
+					    sfl_deadletter_get_dir(self->deadletter), "bytes",
+					    (json_int_t)sfl_deadletter_get_bytes(self->deadletter),
+					    "max_bytes",
+					    (json_int_t)sfl_deadletter_get_max_bytes(
+						    self->deadletter),
+					    "percent_full",
+					    (int)sfl_deadletter_fill_percent(self->deadletter),
+					    "evicted_segments",
+					    (json_int_t)sfl_deadletter_get_evicted_segments(
+						    self->deadletter),
+					    "filling", sfl_deadletter_is_filling(self->deadletter))
+				: json_null());
 	}
 	json_object_set_new(doc, "config", sfl_reload_status(self->reload));
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -930,6 +952,7 @@ sfl_daemon_dispose(GObject *object)
 	g_clear_pointer(&self->health, sfl_health_server_free);
 	g_clear_pointer(&self->obs, sfl_run_obs_free);
 	g_clear_object(&self->egress);
+	g_clear_pointer(&self->deadletter, sfl_deadletter_unref);
 	g_clear_pointer(&self->metrics, sfl_metrics_unref);
 	if (self->os_stop_source != NULL)
 		sfl_daemon_remove_os_stop(self);
@@ -1038,6 +1061,16 @@ sfl_daemon_start(SflDaemon *self, GError **error)
 	self->store = sfl_daemon_open_store(self, error);
 	if (self->store == NULL)
 		return FALSE;
+	if (config->data.state.deadletter.enabled) {
+		g_autoptr(SflClock) wall = sfl_clock_get_system();
+		self->deadletter = sfl_app_open_deadletter(config, wall, error);
+		if (self->deadletter == NULL)
+			return FALSE;
+		sfl_deadletter_set_metrics(self->deadletter, self->metrics);
+		g_message("dead-letter store: %s (max %" G_GINT64_FORMAT " bytes)",
+			  sfl_deadletter_get_dir(self->deadletter),
+			  config->data.state.deadletter.max_bytes);
+	}
 	/* a stop that arrived during start-up already finished the run: honour it */
 	if (self->state != SFL_DAEMON_STATE_RUNNING)
 		return TRUE;

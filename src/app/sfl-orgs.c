@@ -81,8 +81,9 @@ sfl_orgs_check_sources(const SflSourcesConfig *sources, const gchar *org_name, G
 {
 	const SflEventLogFileConfig *elf = &sources->eventlogfile;
 	GPtrArray *lists[] = { sources->eventlogfile.transforms,
-			       sources->eventlog_objects.transforms, sources->pubsub.transforms };
-	const gchar *names[] = { "eventlogfile", "eventlog_objects", "pubsub" };
+			       sources->eventlog_objects.transforms, sources->apexlog.transforms,
+			       sources->pubsub.transforms };
+	const gchar *names[] = { "eventlogfile", "eventlog_objects", "apexlog", "pubsub" };
 
 	if (!sfl_overlap_check(sources, org_name, error))
 		return FALSE;
@@ -366,19 +367,30 @@ sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **error)
 
 /* --- sources per term ----------------------------------------------------------------------- */
 
-/* deployment labels (docs/sources/README.md): operator labels win over ours */
-static GStrv
-sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
+/**
+ * sfl_orgs_identity_labels:
+ * @config: the configuration
+ * @sf: the org's salesforce section
+ * @org_name: the org's name, "" in single-org mode
+ * @org_id: (nullable): its org id, as the start-up probe found it
+ *
+ * The deployment labels of one org's entries (docs/sources/README.md), for the daemon's terms
+ * and `backfill` alike: sink.loki.labels, then job, service_name, environment, sf_org_id and
+ * org; operator labels win over ours.
+ *
+ * Returns: (transfer full): name, value, ... (NULL-terminated)
+ */
+GStrv
+sfl_orgs_identity_labels(const SflConfig *config, const SflSalesforceConfig *sf,
+			 const gchar *org_name, const gchar *org_id)
 {
-	const SflConfigData *d = &self->config->data;
+	const SflConfigData *d = &config->data;
 	g_autoptr(GStrvBuilder) b = g_strv_builder_new();
 	g_autoptr(GHashTable) set = g_hash_table_new(g_str_hash, g_str_equal);
-	const gchar *env = sfl_config_enum_name("salesforce.environment", org->sf->environment);
-	const gchar *ours[] = { "job",		"sf2loki",
-				"service_name", "sf2loki",
-				"environment",	env,
-				"sf_org_id",	org->org_id,
-				"org",		org->name[0] != '\0' ? org->name : NULL };
+	const gchar *env = sfl_config_enum_name("salesforce.environment", sf->environment);
+	const gchar *org = org_name[0] != '\0' ? org_name : NULL;
+	const gchar *ours[] = { "job", "sf2loki",   "service_name", "sf2loki", "environment",
+				env,   "sf_org_id", org_id,	    "org",     org };
 
 	for (guint i = 0; d->sink.loki.labels != NULL && i < d->sink.loki.labels->len; i++) {
 		SflConfigPair *p = g_ptr_array_index(d->sink.loki.labels, i);
@@ -394,6 +406,12 @@ sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
 		g_strv_builder_add(b, ours[i + 1]);
 	}
 	return g_strv_builder_end(b);
+}
+
+static GStrv
+sfl_orgs_static_labels(SflOrgs *self, SflOrg *org)
+{
+	return sfl_orgs_identity_labels(self->config, org->sf, org->name, org->org_id);
 }
 
 static void

@@ -71,6 +71,11 @@ void sfl_orgs_set_metrics(SflOrgs *self, SflMetrics *metrics);
 /* the first org failing its start-up authentication that still has no token, or NULL */
 const gchar *sfl_orgs_get_auth_failing(SflOrgs *self);
 
+/* the deployment labels of one org's entries (name, value, ...), the daemon's and backfill's */
+GStrv
+sfl_orgs_identity_labels(const SflConfig *config, const SflSalesforceConfig *sf,
+			 const gchar *org_name, const gchar *org_id) G_GNUC_WARN_UNUSED_RESULT;
+
 /* totals over the running sources, for the progress line */
 void sfl_orgs_get_totals(SflOrgs *self, SflSourceCounters *totals);
 

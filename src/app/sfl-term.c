@@ -94,6 +94,7 @@ sfl_term_start(const SflTermArgs *args)
 				     sfl_config_enum_name("state.store", d->state.store), location);
 	sfl_pipeline_set_metrics(self->pipeline, args->metrics);
 	sfl_pipeline_set_egress(self->pipeline, args->egress);
+	sfl_pipeline_set_deadletter(self->pipeline, args->deadletter);
 	sfl_orgs_start_sources(self->orgs, self->pipeline, args->store, args->metrics);
 	self->sources_running = TRUE;
 	g_message("leader: pipeline run started with %u source(s)",

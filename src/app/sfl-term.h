@@ -33,7 +33,8 @@ typedef struct {
 	SflCheckpointStore *store;
 	SflOrgs *orgs;
 	SflMetrics *metrics;
-	SflEgress *egress; /* (nullable): shared by every term */
+	SflEgress *egress;	   /* (nullable): shared by every term */
+	SflDeadletter *deadletter; /* (nullable): shared by every term */
 	SflClock *clock;
 	GMainContext *context; /* where the progress line's timer runs */
 	/* the pipeline's callbacks, with @callback_data */

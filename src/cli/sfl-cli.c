@@ -13,6 +13,8 @@
 
 #include "sfl-app.h"
 #include "sfl-kinds.h"
+#include "sfl-cli-backfill.h"
+#include "sfl-cli-deadletter.h"
 #include "sfl-cli-dump.h"
 #include "sfl-cli-reload.h"
 #include "sfl-cli-state.h"
@@ -25,6 +27,8 @@
 #include "sfl-redact.h"
 #include "sfl-run.h"
 
+/* one usage line per source line; the backfill's come from its header */
+/* clang-format off */
 static const gchar *const sfl_cli_usage =
 	"Usage:\n"
 	"  sf2loki [run] [--config PATH]     run the service until SIGTERM/SIGINT\n"
@@ -43,6 +47,9 @@ static const gchar *const sfl_cli_usage =
 	"  sf2loki reload [--config PATH]    ask the running service to reload its configuration\n"
 	"                                    (exit 0 applied, 1 refused, 2 config or usage)\n"
 	"  sf2loki state COMMAND ...         inspect or repair checkpoints (see: sf2loki state)\n"
+	"  sf2loki deadletter list|show|replay|purge\n"
+	"                                    entries Loki never accepted (see: sf2loki deadletter)\n"
+	SFL_CLI_BACKFILL_USAGE
 	"  sf2loki version                   print the version\n"
 	"  sf2loki help                      print this help\n"
 	"\n"
@@ -53,6 +60,7 @@ static const gchar *const sfl_cli_usage =
 	"  -V, --version       print the version\n"
 	"\n"
 	"Exit codes: 0 success, 1 runtime failure, 2 configuration or usage error.\n";
+/* clang-format on */
 
 static int sfl_cli_usage_error(const gchar *format, ...) G_GNUC_PRINTF(1, 2);
 
@@ -192,6 +200,22 @@ sfl_cli_run(const gchar *config_path, const SflCliPlatform *platform)
 	return SFL_EXIT_OK;
 }
 
+/* the first argument that is no option (nor --config's value) is @command */
+static gboolean
+sfl_cli_is_command(int argc, char **argv, const gchar *command)
+{
+	for (int i = 1; i < argc; i++) {
+		if (g_str_equal(argv[i], "-c") || g_str_equal(argv[i], "--config")) {
+			i++;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			continue;
+		return g_str_equal(argv[i], command);
+	}
+	return FALSE;
+}
+
 /**
  * sfl_cli_main:
  * @argc: argument count
@@ -238,6 +262,12 @@ sfl_cli_main(int argc, char **argv, const SflCliPlatform *platform)
 
 	/* defaults until the configuration says otherwise */
 	sfl_log_setup(SFL_LOG_FORMAT_JSON, SFL_LOG_LEVEL_INFO);
+
+	/* backfill has flags of its own: it parses the whole command line itself */
+	if (sfl_cli_is_command(argc, argv, "backfill"))
+		return sfl_cli_backfill(argc, argv, platform);
+	if (sfl_cli_is_command(argc, argv, "deadletter"))
+		return sfl_cli_deadletter(argc, argv);
 
 	args = g_new0(gchar *, argc + 1);
 	for (int i = 0; i < argc; i++) {

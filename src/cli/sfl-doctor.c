@@ -185,9 +185,6 @@ sfl_doctor_enabled_sources(const SflSourcesConfig *s)
 			g_string_append(out, ", ");
 		g_string_append(out, kinds[i].name);
 	}
-	/* not a source kind of this build yet, but an enabled one is named, never ignored */
-	if (s->apexlog.enabled)
-		g_string_append_printf(out, "%sapexlog", out->len > 0 ? ", " : "");
 	if (out->len == 0)
 		g_string_append(out, "none");
 	return out;
@@ -476,7 +473,8 @@ sfl_doctor_check_traceflags(SflDoctor *d, const gchar *name)
 	}
 	now = g_date_time_new_from_unix_utc(sfl_clock_wall_usec(d->clock) / G_USEC_PER_SEC);
 	literal = g_date_time_format(now, "%Y-%m-%dT%H:%M:%SZ");
-	soql = g_strdup_printf("SELECT Id FROM TraceFlag WHERE ExpirationDate > %s", literal);
+	soql = g_strdup_printf("SELECT Id FROM TraceFlag WHERE ExpirationDate > %s LIMIT 200",
+			       literal);
 	records = sfl_doctor_sf_query(d, soql, TRUE, &error);
 	if (records == NULL) {
 		sfl_doctor_add(d, name, SFL_DOCTOR_WARN, "cannot list TraceFlags: %s",
@@ -488,9 +486,8 @@ sfl_doctor_check_traceflags(SflDoctor *d, const gchar *name)
 		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
 			       "no active TraceFlag: Salesforce writes no debug logs to ship");
 	else
-		sfl_doctor_add(d, name, SFL_DOCTOR_WARN,
-			       "%zu active TraceFlag%s, but " SFL_APEXLOG_NOT_BUILT, n,
-			       n == 1 ? "" : "s");
+		sfl_doctor_add(d, name, SFL_DOCTOR_PASS, "%zu active TraceFlag%s%s", n,
+			       n == 1 ? "" : "s", n >= 200 ? " (or more)" : "");
 }
 
 static gboolean

@@ -513,6 +513,10 @@ static const SflConfigField sfl_apexlog_fields[] = {
 	{ FIELD(SflApexLogConfig, "transforms", SFL_CONFIG_TYPE_OBJECT_LIST, transforms),
 	  .schema = &sfl_transform_schema,
 	  .help = "Transforms applied to the log metadata (never the body)." },
+	{ FIELD(SflApexLogConfig, "download_max_age", SFL_CONFIG_TYPE_DURATION, download_max_age),
+	  .def = "24h",
+	  .help = "A log whose body keeps failing to download and is older than this ships "
+		  "metadata only (not in the Python original, SFL-0009)." },
 	{ NULL }
 };
 
@@ -799,6 +803,30 @@ static const SflConfigSchema sfl_state_gcs_schema = {
 	.fields = sfl_state_gcs_fields,
 };
 
+static const SflConfigField sfl_state_deadletter_fields[] = {
+	{ FIELD(SflStateDeadletterConfig, "enabled", SFL_CONFIG_TYPE_BOOL, enabled), .def = "true",
+	  .help = "Keep entries Loki refused for good, and budget drops, for `sf2loki deadletter` "
+		  "(not in the Python original)." },
+	{ FIELD(SflStateDeadletterConfig, "path", SFL_CONFIG_TYPE_PATH, path),
+	  .flags = SFL_CONFIG_FIELD_NULLABLE, .def_doc = "deadletter/ next to state.file.path",
+	  .help = "Directory of the dead-letter segments (local disk, mode 0700)." },
+	{ FIELD(SflStateDeadletterConfig, "max_bytes", SFL_CONFIG_TYPE_SIZE, max_bytes),
+	  .def = "67108864", .flags = SFL_CONFIG_FIELD_MIN, .min = 65536,
+	  .help = "Size bound (at least 64 KiB): the oldest segments go first beyond it." },
+	{ FIELD(SflStateDeadletterConfig, "max_age", SFL_CONFIG_TYPE_DURATION, max_age),
+	  .def = "168h",
+	  .help = "Segments whose newest entry is older than this go; 0s keeps "
+		  "them until max_bytes." },
+	{ NULL }
+};
+
+static const SflConfigSchema sfl_state_deadletter_schema = {
+	.name = "DeadletterConfig",
+	.doc = "Entries that will never reach Loki as sent, kept for list, replay and purge.",
+	.struct_size = sizeof(SflStateDeadletterConfig),
+	.fields = sfl_state_deadletter_fields,
+};
+
 static void
 sfl_state_validate(gpointer obj, const SflConfigNode *node, const gchar *path,
 		   SflConfigContext *ctx)
@@ -827,6 +855,8 @@ static const SflConfigField sfl_state_fields[] = {
 	  .help = "S3 store." },
 	{ FIELD(SflStateConfig, "gcs", SFL_CONFIG_TYPE_OBJECT, gcs),
 	  .schema = &sfl_state_gcs_schema, .help = "GCS store." },
+	{ FIELD(SflStateConfig, "deadletter", SFL_CONFIG_TYPE_OBJECT, deadletter),
+	  .schema = &sfl_state_deadletter_schema, .help = "Dead-letter store." },
 	{ NULL }
 };
 

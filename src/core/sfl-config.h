@@ -144,6 +144,7 @@ typedef struct {
 	gint64 max_body_bytes;
 	gdouble sample;
 	GPtrArray *transforms;
+	SflDuration download_max_age;
 } SflApexLogConfig;
 
 typedef struct {
@@ -243,10 +244,18 @@ typedef struct {
 } SflStateGcsConfig;
 
 typedef struct {
+	gboolean enabled;
+	gchar *path; /* NULL: deadletter/ next to state.file.path */
+	gint64 max_bytes;
+	SflDuration max_age;
+} SflStateDeadletterConfig;
+
+typedef struct {
 	gint store; /* SflStateStoreKind */
 	SflStateFileConfig file;
 	SflStateS3Config s3;
 	SflStateGcsConfig gcs;
+	SflStateDeadletterConfig deadletter;
 } SflStateConfig;
 
 typedef enum {

@@ -136,7 +136,9 @@ sfl_health_handler(SoupServer *server, SoupServerMessage *msg, const char *path,
 		gboolean ready = self->callbacks.ready == NULL ||
 				 self->callbacks.ready(self->user_data, &reason);
 		g_autofree gchar *body = g_strdup_printf(
-			"%s\n", ready ? "ready" : (reason != NULL ? reason : "not ready"));
+			"%s%s%s%s\n", ready ? "ready" : (reason != NULL ? reason : "not ready"),
+			ready && reason != NULL ? " (" : "", ready && reason != NULL ? reason : "",
+			ready && reason != NULL ? ")" : "");
 		g_free(reason);
 		sfl_health_reply(msg, ready ? SOUP_STATUS_OK : SOUP_STATUS_SERVICE_UNAVAILABLE,
 				 "text/plain; charset=utf-8", body);

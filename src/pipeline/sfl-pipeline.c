@@ -127,7 +127,10 @@ struct _SflPipeline {
 	GTask *stop_task;
 	gboolean stopping;
 	gboolean abandoning;
-	SflEgress *egress; /* (nullable): admits every batch before its first push */
+	/* sfl_pipeline_set_serial_commits(): a lane's next push waits for its last commit */
+	gboolean serial_commits;
+	SflEgress *egress;	   /* (nullable): admits every batch before its first push */
+	SflDeadletter *deadletter; /* (nullable): keeps what will never reach Loki */
 	/* metrics (NULL without a registry); series are looked up once */
 	SflMetrics *metrics;
 	SflSeries *push_success;
@@ -149,6 +152,7 @@ static void sfl_lane_pump(SflLaneState *lane);
 static void sfl_delivery_push(SflDelivery *delivery);
 static void sfl_lane_commit_kick(SflLaneState *lane);
 static void sfl_pipeline_check_stopped(SflPipeline *self);
+static void sfl_pipeline_schedule_pump(SflPipeline *self);
 static void sfl_delivery_abandon(SflDelivery *delivery);
 
 static void
@@ -478,6 +482,8 @@ sfl_lane_commit_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		lane->commit_attempt = 0;
 		g_clear_pointer(&lane->commit_doc, sfl_state_doc_free);
 		sfl_lane_commit_kick(lane);
+		if (self->serial_commits)
+			sfl_pipeline_schedule_pump(self);
 		sfl_pipeline_check_stopped(self);
 		return;
 	}
@@ -626,6 +632,15 @@ sfl_pipeline_drop_series(SflPipeline *self, const gchar *reason, const SflEntry 
 						  org != NULL ? org : "" });
 }
 
+/* the reason label of a single dropped entry: the sink's two named ones, else "permanent" */
+static const gchar *
+sfl_pipeline_drop_reason(const gchar *reason)
+{
+	if (g_strcmp0(reason, "bad_request") == 0 || g_strcmp0(reason, "oversized_413") == 0)
+		return reason;
+	return "permanent";
+}
+
 static void
 sfl_delivery_count_drop(SflPipeline *self, const gchar *reason, const SflEntry *entry)
 {
@@ -638,6 +653,37 @@ sfl_delivery_count_drop(SflPipeline *self, const gchar *reason, const SflEntry *
 		reason = "permanent";
 	}
 	sfl_series_inc(sfl_pipeline_drop_series(self, reason, entry));
+}
+
+/*
+ * The checkpoints move past @entries as soon as this returns, so the dead-letter store is
+ * written first; one durable append per disposal, not per entry.
+ */
+static void
+sfl_pipeline_deadletter(SflPipeline *self, SflLane lane, SflEntry *const *entries,
+			const gchar *const *reasons, guint n)
+{
+	g_autoptr(GPtrArray) records = NULL;
+	g_autoptr(GError) error = NULL;
+
+	if (self->deadletter == NULL || n == 0)
+		return;
+	records = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
+	for (guint i = 0; i < n; i++) {
+		if (entries[i]->checkpoint_only)
+			continue;
+		g_ptr_array_add(records,
+				sfl_deadletter_record_new(
+					self->deadletter, entries[i], reasons[i],
+					entries[i]->labels != NULL
+						? sfl_labels_lookup(entries[i]->labels, "org")
+						: NULL));
+	}
+	if (!sfl_deadletter_append(self->deadletter, (json_t *const *)records->pdata, records->len,
+				   &error))
+		g_warning("%s lane: %u refused entries could not be kept in the dead-letter store "
+			  "and are lost: %s",
+			  sfl_lane_to_string(lane), records->len, error->message);
 }
 
 /**
@@ -831,6 +877,22 @@ sfl_delivery_partial(SflDelivery *delivery, const SflSinkResult *result)
 
 	if (result->verdicts == NULL || result->verdicts->len != part.len)
 		return FALSE;
+	if (self->deadletter != NULL) {
+		g_autoptr(GPtrArray) refused_entries = g_ptr_array_new();
+		g_autoptr(GPtrArray) reasons = g_ptr_array_new();
+		for (guint i = 0; i < part.len; i++) {
+			const SflSinkVerdict *v =
+				&g_array_index(result->verdicts, SflSinkVerdict, i);
+			if (v->reason == NULL || v->retryable)
+				continue;
+			g_ptr_array_add(refused_entries, ((SflItem *)g_ptr_array_index(
+								  delivery->items, part.start + i))
+								 ->entry);
+			g_ptr_array_add(reasons, (gpointer)v->reason);
+		}
+		sfl_pipeline_deadletter(self, lane->lane, (SflEntry *const *)refused_entries->pdata,
+					(const gchar *const *)reasons->pdata, refused_entries->len);
+	}
 	for (guint i = 0; i < part.len; i++) {
 		const SflSinkVerdict *v = &g_array_index(result->verdicts, SflSinkVerdict, i);
 		SflItem *item = g_ptr_array_index(delivery->items, part.start + i);
@@ -989,6 +1051,10 @@ sfl_delivery_push_cb(GObject *source, GAsyncResult *res, gpointer user_data)
 				((SflItem *)g_ptr_array_index(delivery->items, part.start))->entry;
 
 			sfl_lane_push_settled(lane);
+			sfl_pipeline_deadletter(
+				self, lane->lane, &dropped,
+				(const gchar *const[]){ sfl_pipeline_drop_reason(result->reason) },
+				1);
 			sfl_delivery_count_drop(self, result->reason, dropped);
 			if (self->callbacks.rejected != NULL)
 				self->callbacks.rejected(self, lane->lane, dropped,
@@ -1096,6 +1162,18 @@ sfl_delivery_admitted_cb(GObject *source, GAsyncResult *result, gpointer user_da
 
 		/* like a permanent rejection: counted, and the checkpoints move past it */
 		self->counters.dropped_budget += n;
+		if (self->deadletter != NULL) {
+			g_autoptr(GPtrArray) entries = g_ptr_array_sized_new(n);
+			g_autoptr(GPtrArray) reasons = g_ptr_array_sized_new(n);
+			for (guint i = 0; i < n; i++) {
+				g_ptr_array_add(
+					entries,
+					((SflItem *)g_ptr_array_index(delivery->items, i))->entry);
+				g_ptr_array_add(reasons, (gpointer) "budget");
+			}
+			sfl_pipeline_deadletter(self, lane->lane, (SflEntry *const *)entries->pdata,
+						(const gchar *const *)reasons->pdata, n);
+		}
 		for (guint i = 0; self->dropped != NULL && i < n;) {
 			const SflEntry *first =
 				((SflItem *)g_ptr_array_index(delivery->items, i))->entry;
@@ -1290,6 +1368,10 @@ sfl_lane_pump(SflLaneState *lane)
 		if (lane->acc->len > 0 && (lane->acc_ready || drain_now)) {
 			if (lane->acc_real > 0 && lane->delivery != NULL)
 				break; /* one push in flight: stop taking, let the FIFO fill */
+			if (lane->acc_real > 0 && self->serial_commits &&
+			    (lane->commit_in_flight || lane->commit_doc != NULL ||
+			     lane->commit_pending != NULL))
+				break; /* the commit lands first; its callback pumps again */
 			sfl_lane_flush(lane);
 			continue;
 		}
@@ -1467,6 +1549,7 @@ sfl_pipeline_finalize(GObject *object)
 	g_clear_pointer(&self->rand, g_rand_free);
 	g_clear_pointer(&self->metrics, sfl_metrics_unref);
 	g_clear_object(&self->egress);
+	g_clear_pointer(&self->deadletter, sfl_deadletter_unref);
 	g_free(self->store_kind);
 	g_free(self->store_desc);
 	G_OBJECT_CLASS(sfl_pipeline_parent_class)->finalize(object);
@@ -1538,6 +1621,23 @@ sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *callba
 }
 
 /**
+ * sfl_pipeline_set_deadletter:
+ * @self: a pipeline
+ * @deadletter: (nullable) (transfer none): the store, or %NULL for none
+ *
+ * Writes every entry disposed of without reaching Loki (a permanent rejection, a partial
+ * rejection's refused entries, a budget drop) to @deadletter before its checkpoint moves on.
+ */
+void
+sfl_pipeline_set_deadletter(SflPipeline *self, SflDeadletter *deadletter)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_clear_pointer(&self->deadletter, sfl_deadletter_unref);
+	if (deadletter != NULL)
+		self->deadletter = sfl_deadletter_ref(deadletter);
+}
+
+/**
  * sfl_pipeline_set_egress:
  * @self: a pipeline
  * @egress: (nullable) (transfer none): the governor shared by both lanes, or %NULL for none
@@ -1555,6 +1655,23 @@ sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress)
 		return;
 	self->egress = g_object_ref(egress);
 	sfl_egress_begin(egress, self->store);
+}
+
+/**
+ * sfl_pipeline_set_serial_commits:
+ * @self: the pipeline, before the first offer
+ * @serial: whether a lane's next push waits until its last commit landed
+ *
+ * For a one-shot run that must resume with at most one batch sent twice after a SIGKILL
+ * (`sf2loki backfill`): a push never overlaps a commit, so what Loki holds and the store does
+ * not is the one batch in flight. The daemon keeps them overlapped (the default), which is
+ * faster against a slow store.
+ */
+void
+sfl_pipeline_set_serial_commits(SflPipeline *self, gboolean serial)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	self->serial_commits = serial;
 }
 
 /**

@@ -9,6 +9,7 @@
 #include "sfl-checkpoint-store.h"
 #include "sfl-clock.h"
 #include "sfl-config.h"
+#include "sfl-deadletter.h"
 #include "sfl-egress.h"
 #include "sfl-entry.h"
 #include "sfl-lane-handle.h"
@@ -135,8 +136,13 @@ void sfl_pipeline_set_callbacks(SflPipeline *self, const SflPipelineCallbacks *c
  * sf2loki_last_push_success_timestamp_seconds and sf2loki_checkpoint_commit_failures in
  * @metrics from now on */
 void sfl_pipeline_set_metrics(SflPipeline *self, SflMetrics *metrics);
+/* keeps what never reaches Loki in @deadletter (a reference is taken) from now on */
+void sfl_pipeline_set_deadletter(SflPipeline *self, SflDeadletter *deadletter);
 /* admits every batch through @egress from now on; call before the first offer */
 void sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress);
+/* a lane's next push waits until its last commit landed (backfill); call before the first
+ * offer */
+void sfl_pipeline_set_serial_commits(SflPipeline *self, gboolean serial);
 gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
 gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
 SflLaneHandle *sfl_pipeline_get_lane(SflPipeline *self, SflLane lane) G_GNUC_WARN_UNUSED_RESULT;

@@ -15,5 +15,7 @@ G_BEGIN_DECLS
  * would start from the lookback (transfer full).
  */
 gchar *sfl_elf_cursor_normalize(const gchar *value) G_GNUC_WARN_UNUSED_RESULT;
+/* the same for a backfill value ({"done_ids": [...], "last_created": ...}) */
+gchar *sfl_elf_backfill_cursor_normalize(const gchar *value) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -20,6 +20,8 @@
 
 /* one cursor per EventType: "eventlogfile:<type>" (the original's keys) */
 #define SFL_ELF_KEY_PREFIX "eventlogfile:"
+/* backfill: "backfill:[org=<name>:]<interval>:<type>" (the original's backfill keys) */
+#define SFL_ELF_BACKFILL_PREFIX "backfill:"
 
 /*
  * Runtime model: one cycle at a time; within a cycle one job per EventType, at most
@@ -63,6 +65,8 @@ typedef struct {
 	gchar *resume_id;    /* (nullable): the file a committed `in_flight` names */
 	guint64 resume_rows; /* its data rows already delivered */
 	guint failures;	     /* consecutive contained failures */
+	gchar *legacy_key; /* backfill, first org: the unprefixed key a missing one falls back to */
+	gboolean at_until; /* backfill: the listing reached --until */
 	/* this type's instruments (NULL without a registry) */
 	SflSeries *m_files;
 	SflSeries *m_rows;
@@ -93,6 +97,7 @@ typedef struct {
 	gboolean in_query; /* a listing or store load is in flight */
 	json_t *files;
 	guint file_idx;
+	guint page_started; /* backfill: files of this page read (or counted, in a dry run) */
 	/* the current file */
 	const gchar *file_id;
 	const gchar *file_created;
@@ -144,11 +149,18 @@ struct _SflElfSource {
 	gint64 cycle_started;
 	gboolean skew_warned;
 	SflElfCounters counters;
+	gint interval;	   /* SflElfInterval: the configured one, or the backfill's */
+	guint concurrency; /* jobs at once */
+	/* backfill mode (sfl_elf_source_new_backfill()), else NULL; its types in @backfill_types */
+	SflElfBackfillOptions *backfill;
+	GStrv backfill_types;
+	guint64 ingest_seq; /* --ingest-timestamps: entries timed so far */
 };
 
 G_DEFINE_FINAL_TYPE(SflElfSource, sfl_elf_source, SFL_TYPE_SOURCE)
 
 static void sfl_elf_job_next_file(SflElfJob *job);
+static void sfl_elf_job_list(SflElfJob *job);
 static void sfl_elf_job_continue(SflElfJob *job);
 static void sfl_elf_job_done(SflElfJob *job);
 static void sfl_elf_cycle_pump(SflElfSource *self);
@@ -179,6 +191,7 @@ sfl_elf_type_free(gpointer data)
 	g_ptr_array_unref(type->ids);
 	g_free(type->current);
 	g_free(type->resume_id);
+	g_free(type->legacy_key);
 	g_free(type);
 }
 
@@ -313,6 +326,120 @@ sfl_elf_cursor_normalize(const gchar *value)
 	return sfl_elf_cursor_render_full(ids, last_created, resume_id, resume_rows);
 }
 
+/*
+ * The backfill cursor, the original's: {"done_ids": [...], "last_created": "..."} (json.dumps,
+ * sorted keys), done_ids being the files read at exactly last_created; the window's older ids
+ * are not rendered (the listing starts at last_created, so they never come back). With
+ * @in_flight_id, also the `in_flight` mark, between the two in sorted order, where the
+ * original's reader does not look.
+ */
+static gchar *
+sfl_elf_backfill_render(GPtrArray *ids, const gchar *last_created, const gchar *in_flight_id,
+			guint64 in_flight_rows)
+{
+	GString *out = g_string_sized_new(64 + ids->len * 24);
+	gboolean first = TRUE;
+
+	g_string_append(out, "{\"done_ids\": [");
+	for (guint i = 0; i < ids->len; i++) {
+		SflElfId *id = g_ptr_array_index(ids, i);
+		if (id->created == NULL || g_strcmp0(id->created, last_created) != 0)
+			continue;
+		if (!first)
+			g_string_append(out, ", ");
+		first = FALSE;
+		sfl_pyjson_append_string(out, id->id);
+	}
+	g_string_append(out, "], ");
+	if (in_flight_id != NULL) {
+		g_string_append(out, "\"in_flight\": {\"id\": ");
+		sfl_pyjson_append_string(out, in_flight_id);
+		g_string_append_printf(out, ", \"rows\": %" G_GUINT64_FORMAT "}, ", in_flight_rows);
+	}
+	g_string_append(out, "\"last_created\": ");
+	sfl_pyjson_append_string(out, last_created != NULL ? last_created : "");
+	g_string_append_c(out, '}');
+	return g_string_free(out, FALSE);
+}
+
+/* a stored backfill value; FALSE for anything that is not the documented object */
+static gboolean
+sfl_elf_backfill_parse(const gchar *value, gchar **last_created, GPtrArray *ids, gchar **resume_id,
+		       guint64 *resume_rows)
+{
+	json_t *root = json_loads(value, JSON_REJECT_DUPLICATES, NULL);
+	json_t *jdone = NULL;
+	json_t *jlast = NULL;
+	json_t *flight = NULL;
+	gint64 usec = 0;
+	gsize i = 0;
+	json_t *item = NULL;
+	const gchar *last = NULL;
+
+	if (root == NULL)
+		return FALSE;
+	jdone = json_object_get(root, "done_ids");
+	jlast = json_object_get(root, "last_created");
+	if (!json_is_object(root) || (jdone != NULL && !json_is_array(jdone)) ||
+	    (jlast != NULL && !json_is_string(jlast) && !json_is_null(jlast))) {
+		json_decref(root);
+		return FALSE;
+	}
+	last = json_is_string(jlast) && json_string_length(jlast) > 0 ? json_string_value(jlast)
+								      : NULL;
+	if (last != NULL && !sfl_parse_iso_datetime(last, &usec)) {
+		json_decref(root);
+		return FALSE;
+	}
+	json_array_foreach (jdone, i, item) {
+		if (!json_is_string(item)) {
+			json_decref(root);
+			return FALSE;
+		}
+	}
+	json_array_foreach (jdone, i, item) {
+		SflElfId *id = g_new0(SflElfId, 1);
+		id->id = g_strdup(json_string_value(item));
+		id->created = g_strdup(last);
+		g_ptr_array_add(ids, id);
+	}
+	*last_created = g_strdup(last);
+	flight = json_object_get(root, "in_flight");
+	*resume_id = NULL;
+	*resume_rows = 0;
+	if (json_is_string(json_object_get(flight, "id")) &&
+	    json_is_integer(json_object_get(flight, "rows")) &&
+	    json_integer_value(json_object_get(flight, "rows")) >= 0) {
+		*resume_id = g_strdup(json_string_value(json_object_get(flight, "id")));
+		*resume_rows = (guint64)json_integer_value(json_object_get(flight, "rows"));
+	}
+	json_decref(root);
+	return TRUE;
+}
+
+gchar *
+sfl_elf_backfill_cursor_normalize(const gchar *value)
+{
+	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(sfl_elf_id_free);
+	g_autofree gchar *last_created = NULL;
+	g_autofree gchar *resume_id = NULL;
+	guint64 resume_rows = 0;
+
+	if (!sfl_elf_backfill_parse(value, &last_created, ids, &resume_id, &resume_rows))
+		return NULL;
+	return sfl_elf_backfill_render(ids, last_created, resume_id, resume_rows);
+}
+
+/* the cursor in this source's format: the daemon's, or the backfill's */
+static gchar *
+sfl_elf_render(SflElfSource *self, GPtrArray *ids, const gchar *last_created,
+	       const gchar *in_flight_id, guint64 in_flight_rows)
+{
+	if (self->backfill != NULL)
+		return sfl_elf_backfill_render(ids, last_created, in_flight_id, in_flight_rows);
+	return sfl_elf_cursor_render_full(ids, last_created, in_flight_id, in_flight_rows);
+}
+
 /* already processed: carried with a legacy, equal or newer CreatedDate
  * (docs/sources/eventlogfile.md) */
 static gboolean
@@ -378,6 +505,23 @@ sfl_elf_fold(SflElfType *type, const gchar *id, const gchar *created)
 
 /* --- types ---------------------------------------------------------------------------------- */
 
+/*
+ * The labels of @type's entries besides the deployment's and the promoted ones: source and
+ * event_type, and backfill="true" for a backfill that keeps the rows' own times (the
+ * original's label, so backfilled streams can be told from live ones). Fills @pairs[3].
+ */
+static guint
+sfl_elf_fixed_labels(SflElfSource *self, const gchar *type_name, SflLabelPair *pairs)
+{
+	guint n = 0;
+
+	pairs[n++] = (SflLabelPair){ "source", "eventlogfile" };
+	pairs[n++] = (SflLabelPair){ "event_type", type_name };
+	if (self->backfill != NULL && !self->backfill->ingest_timestamps)
+		pairs[n++] = (SflLabelPair){ "backfill", "true" };
+	return n;
+}
+
 static SflElfType *
 sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *tc)
 {
@@ -390,8 +534,20 @@ sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *
 		return type;
 	type = g_new0(SflElfType, 1);
 	type->name = g_strdup(name);
-	key = g_strconcat(SFL_ELF_KEY_PREFIX, name, NULL);
-	type->key = sfl_source_key(source, key);
+	if (self->backfill != NULL) {
+		/* the org prefix sits inside the backfill key, where the original puts it */
+		const gchar *interval =
+			self->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly";
+		const gchar *prefix = ctx->key_prefix != NULL ? ctx->key_prefix : "";
+
+		type->key = g_strconcat(SFL_ELF_BACKFILL_PREFIX, prefix, interval, ":", name, NULL);
+		if (ctx->legacy_keys && prefix[0] != '\0')
+			type->legacy_key =
+				g_strconcat(SFL_ELF_BACKFILL_PREFIX, interval, ":", name, NULL);
+	} else {
+		key = g_strconcat(SFL_ELF_KEY_PREFIX, name, NULL);
+		type->key = sfl_source_key(source, key);
+	}
 	type->ids = g_ptr_array_new_with_free_func(sfl_elf_id_free);
 	if (tc != NULL) {
 		type->sample = tc->sample;
@@ -405,6 +561,9 @@ sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *
 			g_strdupv(self->wildcard_metadata != NULL ? self->wildcard_metadata
 								  : (GStrv)ctx->metadata_fields);
 	}
+	/* the original's backfill samples nothing */
+	if (self->backfill != NULL)
+		type->sample = 1.0;
 	{
 		const gchar *names[] = { "event_type", NULL };
 		const gchar *values[] = { name, NULL };
@@ -419,9 +578,9 @@ sfl_elf_type_get(SflElfSource *self, const gchar *name, const SflElfTypeConfig *
 			"EventLogFile body bytes downloaded.", names, values);
 	}
 	if (type->promoted == NULL || type->promoted[0] == NULL) {
-		const SflLabelPair pairs[] = { { "source", "eventlogfile" },
-					       { "event_type", name } };
-		type->labels = sfl_source_intern_labels(source, pairs, G_N_ELEMENTS(pairs));
+		SflLabelPair pairs[3];
+		guint n = sfl_elf_fixed_labels(self, name, pairs);
+		type->labels = sfl_source_intern_labels(source, pairs, n);
 	}
 	g_hash_table_insert(self->types, type->name, type);
 	return type;
@@ -455,6 +614,30 @@ sfl_elf_row_to_entry(SflElfJob *job, SflElfRow *row, GRefString *checkpoint)
 	return entry;
 }
 
+/*
+ * --ingest-timestamps (the original's rule): the entry is timed by a clock that starts with
+ * the run and advances 1 µs per entry, so a backfill is never older than Loki accepts; the
+ * row's own time goes to structured metadata `event_time`, as Python's isoformat() writes it
+ */
+static void
+sfl_elf_ingest_time(SflElfSource *self, SflRecord *record, SflShaped *shaped)
+{
+	gint64 usec = shaped->timestamp_ns / 1000;
+	gint64 frac = ((usec % G_USEC_PER_SEC) + G_USEC_PER_SEC) % G_USEC_PER_SEC;
+	g_autoptr(GDateTime) secs = g_date_time_new_from_unix_utc((usec - frac) / G_USEC_PER_SEC);
+	g_autoptr(GDateTime) when = secs != NULL ? g_date_time_add(secs, frac) : NULL;
+	g_autofree gchar *text = NULL;
+	SflLabelPair pair = { "event_time", NULL };
+
+	if (when != NULL) {
+		text = g_date_time_format(when, frac == 0 ? "%Y-%m-%dT%H:%M:%S+00:00"
+							  : "%Y-%m-%dT%H:%M:%S.%f+00:00");
+		pair.value = sfl_record_intern(record, text, -1);
+		g_array_append_val(shaped->metadata, pair);
+	}
+	shaped->timestamp_ns = (self->backfill->run_start_usec + (gint64)self->ingest_seq++) * 1000;
+}
+
 /* shapes one CSV row into @row; FALSE when a transform or the sampler dropped it */
 static gboolean
 sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
@@ -473,7 +656,10 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 		/* a row without a time of its own is dated by its file */
 		.has_fallback = job->created_ok,
 		.fallback_usec = job->created_usec,
-		.now_usec = self->cycle_now,
+		/* a backfill dates such a row by its file however old (the original's rule): seen
+		 * from the file's own time, the candidate is never old enough to be clamped */
+		.now_usec = self->backfill != NULL && job->created_ok ? job->created_usec
+								      : self->cycle_now,
 		.metadata_fields = (const gchar *const *)type->metadata_fields,
 	};
 	guint n = MIN(rec->n_fields, job->n_header);
@@ -498,14 +684,16 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 	if (!sfl_source_keep_record(SFL_SOURCE(self), &spec, record, TRUE))
 		return FALSE;
 	sfl_source_shape_record(SFL_SOURCE(self), &spec, record, &row->shaped);
+	if (self->backfill != NULL && self->backfill->ingest_timestamps)
+		sfl_elf_ingest_time(self, record, &row->shaped);
 
 	g_clear_pointer(&row->labels, sfl_labels_unref);
 	if (type->labels != NULL) {
 		row->labels = sfl_labels_ref(type->labels);
 	} else {
 		g_autoptr(GArray) pairs = g_array_new(FALSE, FALSE, sizeof(SflLabelPair));
-		const SflLabelPair fixed[] = { { "source", "eventlogfile" },
-					       { "event_type", type->name } };
+		SflLabelPair fixed[3];
+		guint n_fixed = sfl_elf_fixed_labels(self, type->name, fixed);
 		SflLabelGuard *guard = sfl_source_get_context(SFL_SOURCE(self))->label_guard;
 		for (guint i = 0; type->promoted != NULL && type->promoted[i] != NULL; i++) {
 			const gchar *v = sfl_record_lookup_string(record, type->promoted[i]);
@@ -516,7 +704,7 @@ sfl_elf_shape(SflElfJob *job, const SflCsvRecord *rec, SflElfRow *row)
 			p.value = sfl_label_guard_admit(guard, p.name, v);
 			g_array_append_val(pairs, p);
 		}
-		g_array_append_vals(pairs, fixed, G_N_ELEMENTS(fixed));
+		g_array_append_vals(pairs, fixed, n_fixed);
 		row->labels = sfl_source_intern_labels(
 			SFL_SOURCE(self), (const SflLabelPair *)(const void *)pairs->data,
 			pairs->len);
@@ -573,8 +761,8 @@ sfl_elf_job_offer_row(SflElfJob *job, SflEntry *entry, guint64 no)
 static void
 sfl_elf_job_mark(SflElfJob *job, guint64 rows)
 {
-	g_autofree gchar *value = sfl_elf_cursor_render_full(
-		job->type->ids, job->type->last_created, job->file_id, rows);
+	g_autofree gchar *value = sfl_elf_render(job->self, job->type->ids, job->type->last_created,
+						 job->file_id, rows);
 
 	g_clear_pointer(&job->pre, g_ref_string_release);
 	job->pre = g_ref_string_new(value);
@@ -616,8 +804,9 @@ sfl_elf_record_cb(const SflCsvRecord *rec, gpointer user_data)
 	if (!held->valid)
 		return TRUE;
 	/* every row but the file's last carries the cursor from before the file, marked every
-	 * SFL_ELF_RESUME_EVERY rows with how far into the file it is */
-	if (held->no >= job->mark_rows + SFL_ELF_RESUME_EVERY)
+	 * SFL_ELF_RESUME_EVERY rows with how far into the file it is; a backfill marks every
+	 * row, so a kill re-sends no more than what was pushed and not yet committed */
+	if (held->no >= job->mark_rows + (job->self->backfill != NULL ? 1 : SFL_ELF_RESUME_EVERY))
 		sfl_elf_job_mark(job, held->no);
 	return sfl_elf_job_offer_row(job, sfl_elf_row_to_entry(job, held, job->pre), held->no);
 }
@@ -700,7 +889,11 @@ sfl_elf_contained_failure(SflElfJob *job, const GError *error, const gchar *what
 			   job->type->name, what, error->message);
 		return;
 	}
-	if (job->type->failures >= 3)
+	if (self->backfill != NULL)
+		g_critical("eventlogfile backfill %s: %s failed; this type stops here (a rerun "
+			   "resumes it): %s",
+			   job->type->name, what, error->message);
+	else if (job->type->failures >= 3)
 		g_critical(
 			"eventlogfile %s: %s failed (%u times in a row); retrying next cycle: %s",
 			job->type->name, what, job->type->failures, error->message);
@@ -719,8 +912,9 @@ sfl_elf_job_file_failed(SflElfJob *job, const GError *error)
 
 	self->counters.download_errors++;
 	sfl_elf_count_error(self, NULL, error);
-	if (!g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED) && job->created_ok &&
-	    age > self->config->download_max_age) {
+	/* a backfill reads old files on purpose: it never abandons one */
+	if (self->backfill == NULL && !g_error_matches(error, SFL_ERROR, SFL_ERROR_THROTTLED) &&
+	    job->created_ok && age > self->config->download_max_age) {
 		SflElfRow *held = &job->rows[job->held];
 		SflEntry *entry = NULL;
 		g_autofree gchar *max_age = sfl_duration_format(self->config->download_max_age);
@@ -743,6 +937,8 @@ sfl_elf_job_file_failed(SflElfJob *job, const GError *error)
 		return;
 	}
 	sfl_elf_contained_failure(job, error, what);
+	if (self->backfill != NULL)
+		self->counters.types_failed++;
 	/* the rows already in the lane get delivered: the retry starts after them */
 	if (job->offered_no > 0) {
 		g_free(job->type->resume_id);
@@ -856,6 +1052,7 @@ sfl_elf_data_cb(const gchar *data, gsize len, gpointer user_data)
 
 	if (job->dead || job->download_error != NULL)
 		return;
+	job->self->counters.stream_bytes += len;
 	if (sfl_csv_parser_feed(job->parser, data, len, sfl_elf_record_cb, job, &error))
 		return;
 	/* a full lane (no error) or bad CSV: either way no more bytes until we are ready */
@@ -899,8 +1096,8 @@ sfl_elf_job_start_file(SflElfJob *job)
 	g_autofree gchar *pre =
 		job->type->current != NULL
 			? g_strdup(job->type->current)
-			: sfl_elf_cursor_render(job->type->ids, job->type->last_created);
-	g_autofree gchar *post = sfl_elf_cursor_render(window, job->file_created);
+			: sfl_elf_render(self, job->type->ids, job->type->last_created, NULL, 0);
+	g_autofree gchar *post = sfl_elf_render(self, window, job->file_created, NULL, 0);
 
 	job->pre = g_ref_string_new(pre);
 	job->post = g_ref_string_new(post);
@@ -914,9 +1111,50 @@ sfl_elf_job_start_file(SflElfJob *job)
 			  job->type->name, job->file_id, job->skip_rows);
 	}
 	job->phase = SFL_ELF_PHASE_PARSING;
+	self->counters.downloads++;
 	job->parser = sfl_csv_parser_new(SFL_CSV_DEFAULT_MAX_FIELD);
 	job->download =
 		sfl_sf_rest_download(self->rest, path, sfl_elf_data_cb, sfl_elf_done_cb, job);
+}
+
+/* a dry run counts a file and moves the in-memory cursor past it: nothing is read or kept */
+static void
+sfl_elf_dry_run_skip(SflElfJob *job)
+{
+	SflElfType *type = job->type;
+	GPtrArray *window = sfl_elf_fold(type, job->file_id, job->file_created);
+
+	g_ptr_array_unref(type->ids);
+	type->ids = window;
+	g_free(type->last_created);
+	type->last_created = g_strdup(job->file_created);
+	job->file_idx++;
+}
+
+/*
+ * A backfill's page is read: a full one is followed by the next, listed from the cursor the
+ * page moved; TRUE when that listing started. A full page with nothing new in it would be
+ * listed again forever (every file shares the cursor's CreatedDate): give up on the type.
+ */
+static gboolean
+sfl_elf_backfill_next_page(SflElfJob *job)
+{
+	SflElfSource *self = job->self;
+	gsize listed = job->files != NULL ? json_array_size(job->files) : 0;
+
+	if (job->dead || job->type->at_until || listed < (gsize)self->config->page_size)
+		return FALSE;
+	if (job->page_started == 0) {
+		g_warning("eventlogfile backfill %s: a full page of %" G_GSIZE_FORMAT
+			  " files at CreatedDate %s holds nothing not yet read; raise "
+			  "sources.eventlogfile.page_size; this type stops here",
+			  job->type->name, listed, job->type->last_created);
+		self->counters.types_failed++;
+		return FALSE;
+	}
+	g_clear_pointer(&job->files, json_decref);
+	sfl_elf_job_list(job);
+	return TRUE;
 }
 
 static void
@@ -943,6 +1181,23 @@ sfl_elf_job_next_file(SflElfJob *job)
 		job->file_id = id;
 		job->file_created = created;
 		job->created_ok = sfl_parse_iso_datetime(created, &job->created_usec);
+		if (self->backfill != NULL) {
+			/* sorted by CreatedDate: every later file is past the window too */
+			if (job->created_ok && job->created_usec >= self->backfill->until_usec) {
+				job->type->at_until = TRUE;
+				break;
+			}
+			job->page_started++;
+			self->counters.files_listed++;
+			self->counters.bytes_listed += (guint64)MAX(
+				json_number_value(json_object_get(file, "LogFileLength")), 0.0);
+			if (self->backfill->dry_run) {
+				sfl_elf_dry_run_skip(job);
+				continue;
+			}
+			sfl_elf_job_start_file(job);
+			return;
+		}
 		/* settle: the newest files may still be written; later ones are newer still */
 		if (self->config->settle_window > 0 && job->created_ok &&
 		    self->cycle_now - job->created_usec < self->config->settle_window) {
@@ -954,6 +1209,8 @@ sfl_elf_job_next_file(SflElfJob *job)
 		sfl_elf_job_start_file(job);
 		return;
 	}
+	if (self->backfill != NULL && sfl_elf_backfill_next_page(job))
+		return;
 	job->type->failures = 0;
 	sfl_elf_job_done(job);
 }
@@ -1004,11 +1261,14 @@ sfl_elf_list_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 		self->counters.listing_errors++;
 		sfl_elf_count_error(self, "listing", error);
 		sfl_elf_contained_failure(job, error, "listing");
+		if (self->backfill != NULL)
+			self->counters.types_failed++;
 		sfl_elf_job_done(job);
 		return;
 	}
 	job->files = files;
 	job->file_idx = 0;
+	job->page_started = 0;
 	sfl_elf_job_next_file(job);
 }
 
@@ -1022,20 +1282,22 @@ sfl_elf_job_list(SflElfJob *job)
 	g_autofree gchar *name = sfl_soql_escape(type->name);
 	g_autofree gchar *soql = NULL;
 
-	/* first run: the lookback is pinned, so a restart does not slide it past a file */
+	/* first run: the lookback is pinned, so a restart does not slide it past a file; a
+	 * backfill starts at --since */
 	if (type->last_created == NULL)
-		type->last_created =
-			sfl_format_iso_seconds(self->cycle_now - self->config->lookback);
+		type->last_created = sfl_format_iso_seconds(
+			self->backfill != NULL ? self->backfill->since_usec
+					       : self->cycle_now - self->config->lookback);
 	since = g_strdup(type->last_created);
 	lit = sfl_soql_datetime_literal(since);
-	soql = g_strdup_printf(
-		"SELECT Id,EventType,Interval,LogDate,CreatedDate,LogFileLength,"
-		"Sequence FROM EventLogFile WHERE EventType='%s' AND "
-		"Interval='%s' AND CreatedDate >= %s ORDER BY CreatedDate, Id "
-		"LIMIT %" G_GINT64_FORMAT,
-		name, self->config->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly", lit,
-		self->config->page_size);
+	soql = g_strdup_printf("SELECT Id,EventType,Interval,LogDate,CreatedDate,LogFileLength,"
+			       "Sequence FROM EventLogFile WHERE EventType='%s' AND "
+			       "Interval='%s' AND CreatedDate >= %s ORDER BY CreatedDate, Id "
+			       "LIMIT %" G_GINT64_FORMAT,
+			       name, self->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly",
+			       lit, self->config->page_size);
 	job->in_query = TRUE;
+	self->counters.listing_calls++;
 	sfl_sf_rest_query_async(self->rest, soql, FALSE, self->cancellable, sfl_elf_list_cb, job);
 }
 
@@ -1057,9 +1319,27 @@ sfl_elf_load_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 		sfl_elf_job_done(job);
 		return;
 	}
+	if (value == NULL && type->legacy_key != NULL) {
+		/* the first org reads the single-org backfill key once (the original's fallback) */
+		g_autofree gchar *legacy = g_steal_pointer(&type->legacy_key);
+		job->in_query = TRUE;
+		sfl_source_load_async(SFL_SOURCE(job->self), legacy, job->self->cancellable,
+				      sfl_elf_load_cb, job);
+		return;
+	}
 	type->loaded = TRUE;
-	if (value != NULL && !sfl_elf_cursor_parse(value, &type->last_created, type->ids,
-						   &type->resume_id, &type->resume_rows)) {
+	if (job->self->backfill != NULL) {
+		if (value != NULL && !sfl_elf_backfill_parse(value, &type->last_created, type->ids,
+							     &type->resume_id, &type->resume_rows))
+			g_warning(
+				"eventlogfile backfill %s: the stored checkpoint %s is not a valid "
+				"backfill cursor; starting from --since instead",
+				type->name, type->key);
+		else if (value != NULL)
+			type->current =
+				sfl_elf_render(job->self, type->ids, type->last_created, NULL, 0);
+	} else if (value != NULL && !sfl_elf_cursor_parse(value, &type->last_created, type->ids,
+							  &type->resume_id, &type->resume_rows)) {
 		g_autofree gchar *lookback = sfl_duration_format(job->self->config->lookback);
 		g_warning("eventlogfile %s: the stored checkpoint %s is not a valid EventLogFile "
 			  "cursor; starting from the lookback (%s) instead",
@@ -1120,6 +1400,11 @@ sfl_elf_cycle_end(SflElfSource *self)
 					 "Duration of the last EventLogFile cycle.", NULL, NULL),
 		       (gdouble)took / G_USEC_PER_SEC);
 	g_debug("eventlogfile: cycle done in %" G_GINT64_FORMAT " ms", took / 1000);
+	if (self->backfill != NULL) {
+		/* one pass: the window is read (or a type stopped); the run drains and ends */
+		sfl_source_finish(SFL_SOURCE(self));
+		return;
+	}
 	if (delay > 0)
 		delay = (gint64)((gdouble)delay * g_rand_double_range(self->rand, 0.9, 1.1));
 	sfl_elf_schedule(self, delay);
@@ -1130,8 +1415,7 @@ sfl_elf_cycle_pump(SflElfSource *self)
 {
 	if (sfl_source_is_stopped(SFL_SOURCE(self)))
 		return;
-	while (self->queue->len > 0 && !self->throttled &&
-	       self->jobs->len < (guint)self->config->concurrency) {
+	while (self->queue->len > 0 && !self->throttled && self->jobs->len < self->concurrency) {
 		SflElfType *type = g_ptr_array_steal_index(self->queue, 0);
 		sfl_elf_job_start(self, type);
 		if (sfl_source_is_stopped(SFL_SOURCE(self)))
@@ -1149,6 +1433,53 @@ sfl_elf_strcmp(gconstpointer a, gconstpointer b)
 	return strcmp(*(const gchar *const *)a, *(const gchar *const *)b);
 }
 
+/* the configured settings (promoted labels, metadata fields) of type @name, or NULL */
+static const SflElfTypeConfig *
+sfl_elf_type_config(SflElfSource *self, const gchar *name)
+{
+	for (guint k = 0; k < self->config->event_types->len; k++) {
+		const SflElfTypeConfig *tc = g_ptr_array_index(self->config->event_types, k);
+		if (g_str_equal(tc->name, name))
+			return tc;
+	}
+	return NULL;
+}
+
+/* a backfill's types: the given ones, then ("*") the discovered ones not given, excluded or
+ * owned by another source, each with its configured settings when it has some */
+static void
+sfl_elf_run_backfill_types(SflElfSource *self, json_t *discovered)
+{
+	const gchar *const *given = (const gchar *const *)self->backfill_types;
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	gsize i = 0;
+	json_t *rec = NULL;
+
+	for (guint k = 0; given[k] != NULL; k++) {
+		if (!g_str_equal(given[k], "*"))
+			g_ptr_array_add(self->queue,
+					sfl_elf_type_get(self, given[k],
+							 sfl_elf_type_config(self, given[k])));
+	}
+	json_array_foreach (discovered, i, rec) {
+		const gchar *name = json_string_value(json_object_get(rec, "EventType"));
+		if (name != NULL && name[0] != '\0')
+			g_ptr_array_add(names, (gpointer)name);
+	}
+	g_ptr_array_sort(names, sfl_elf_strcmp);
+	for (guint k = 0; k < names->len; k++) {
+		const gchar *name = g_ptr_array_index(names, k);
+		if ((k > 0 && g_str_equal(name, g_ptr_array_index(names, k - 1))) ||
+		    g_strv_contains(given, name) ||
+		    g_strv_contains((const gchar *const *)self->config->exclude, name) ||
+		    sfl_overlap_elf_type_owned_elsewhere(self->sources, name))
+			continue;
+		g_ptr_array_add(self->queue,
+				sfl_elf_type_get(self, name, sfl_elf_type_config(self, name)));
+	}
+	sfl_elf_cycle_pump(self);
+}
+
 static void
 sfl_elf_run_types(SflElfSource *self, json_t *discovered)
 {
@@ -1156,6 +1487,11 @@ sfl_elf_run_types(SflElfSource *self, json_t *discovered)
 	g_autoptr(GPtrArray) names = g_ptr_array_new();
 	gsize i = 0;
 	json_t *rec = NULL;
+
+	if (self->backfill != NULL) {
+		sfl_elf_run_backfill_types(self, discovered);
+		return;
+	}
 
 	for (guint k = 0; k < types->len; k++) {
 		SflElfTypeConfig *tc = g_ptr_array_index(types, k);
@@ -1216,6 +1552,8 @@ sfl_elf_discover_cb(GObject *object, GAsyncResult *result, gpointer user_data)
 			g_object_unref(self);
 			return;
 		}
+		if (self->backfill != NULL)
+			self->counters.types_failed++;
 		g_warning("eventlogfile: type discovery failed; using the explicit types: %s",
 			  error->message);
 	}
@@ -1248,7 +1586,8 @@ sfl_elf_timer_cb(gpointer user_data)
 	if (self->wildcard) {
 		g_autofree gchar *soql = g_strdup_printf(
 			"SELECT EventType FROM EventLogFile WHERE Interval='%s' GROUP BY EventType",
-			self->config->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly");
+			self->interval == SFL_ELF_INTERVAL_DAILY ? "Daily" : "Hourly");
+		self->counters.listing_calls++;
 		sfl_sf_rest_query_async(self->rest, soql, FALSE, self->cancellable,
 					sfl_elf_discover_cb, g_object_ref(self));
 		return;
@@ -1297,6 +1636,8 @@ sfl_elf_source_finalize(GObject *object)
 	g_clear_pointer(&self->queue, g_ptr_array_unref);
 	g_clear_pointer(&self->jobs, g_ptr_array_unref);
 	g_strfreev(self->wildcard_metadata);
+	g_free(self->backfill);
+	g_strfreev(self->backfill_types);
 	G_OBJECT_CLASS(sfl_elf_source_parent_class)->finalize(object);
 }
 
@@ -1345,6 +1686,8 @@ sfl_elf_source_new(SflSfRest *rest, const SflEventLogFileConfig *config,
 	self->config = config;
 	self->sources = sources;
 	self->wildcard_sample = 1.0;
+	self->interval = config->interval;
+	self->concurrency = (guint)MAX(config->concurrency, 1);
 	if (config->transforms != NULL && config->transforms->len > 0) {
 		self->transforms = sfl_transforms_new(config->transforms, salt, error);
 		if (self->transforms == NULL) {
@@ -1360,6 +1703,38 @@ sfl_elf_source_new(SflSfRest *rest, const SflEventLogFileConfig *config,
 			self->wildcard_metadata = g_strdupv(tc->structured_metadata_fields);
 		}
 	}
+	return g_steal_pointer(&self);
+}
+
+/**
+ * sfl_elf_source_new_backfill:
+ * @rest: the org's REST client
+ * @config: sources.eventlogfile (transforms, page size, type settings)
+ * @sources: the org's sources section
+ * @salt: the transform salt, or %NULL
+ * @options: the window, types and modes; copied
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (nullable): a source that reads the window once and finishes
+ */
+SflElfSource *
+sfl_elf_source_new_backfill(SflSfRest *rest, const SflEventLogFileConfig *config,
+			    const SflSourcesConfig *sources, const gchar *salt,
+			    const SflElfBackfillOptions *options, GError **error)
+{
+	g_autoptr(SflElfSource) self = NULL;
+
+	g_return_val_if_fail(options != NULL && options->event_types != NULL, NULL);
+	self = sfl_elf_source_new(rest, config, sources, salt, error);
+	if (self == NULL)
+		return NULL;
+	self->backfill = g_memdup2(options, sizeof(*options));
+	self->backfill_types = g_strdupv((gchar **)options->event_types);
+	self->backfill->event_types = (const gchar *const *)self->backfill_types;
+	self->interval = options->interval;
+	self->concurrency = MAX(options->concurrency, 1);
+	/* the configured "*" has no say: discovery is what the options ask for */
+	self->wildcard = g_strv_contains(options->event_types, "*");
 	return g_steal_pointer(&self);
 }
 

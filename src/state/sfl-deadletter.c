@@ -19,6 +19,9 @@
 
 #define SEGMENT_PREFIX "seg-"
 #define SEGMENT_SUFFIX ".jsonl"
+/* a segment taken by replay or purge: no appender or reader looks at it any more */
+#define CLAIM_PREFIX "claimed-"
+#define CLAIM_LOCK   "claim.lock"
 /* each append rewrites the open segment, so it stays small: the cost of a batch is bounded */
 #define SEGMENT_MIN_BYTES (16 * 1024)
 #define SEGMENT_MAX_BYTES (4 * 1024 * 1024)
@@ -41,6 +44,15 @@ struct _SflDeadletter {
 	GString *open_text;  /* contents of the last segment */
 	guint64 evicted;
 	guint64 seq;
+	guint32 writer;	      /* in every segment name: writers never share a file */
+	gboolean warned_full; /* the 90 % warning was logged; again after it fell below 80 % */
+	SflPlatformLock *claim_lock; /* held between claim and settle/abort */
+	/* sf2loki_deadletter_* (NULL without a registry) */
+	SflMetricFamily *entries_family;
+	SflSeries *bytes_series;
+	SflSeries *evicted_series;
+	SflSeries *failures_series;
+	GPtrArray *claimed; /* paths renamed to CLAIM_PREFIX, to remove or restore */
 };
 
 static void
@@ -107,8 +119,8 @@ begin_segment(SflDeadletter *self)
 	Segment *seg = g_new0(Segment, 1);
 	/* the name sorts by creation; the sequence breaks ties within one microsecond */
 	g_autofree gchar *name = g_strdup_printf(
-		SEGMENT_PREFIX "%020" G_GINT64_FORMAT "-%06" G_GUINT64_FORMAT SEGMENT_SUFFIX, now,
-		self->seq++ % 1000000);
+		SEGMENT_PREFIX "%020" G_GINT64_FORMAT "-%08x-%06" G_GUINT64_FORMAT SEGMENT_SUFFIX,
+		now, self->writer, self->seq++ % 1000000);
 	seg->path = g_build_filename(self->dir, name, NULL);
 	seg->newest_usec = now;
 	g_ptr_array_add(self->segments, seg);
@@ -116,14 +128,66 @@ begin_segment(SflDeadletter *self)
 	return seg;
 }
 
+/*
+ * Other writers (a replica on the same disk, the CLI) add and remove segments behind our back:
+ * the list of closed segments is read from the directory again before it is used, and only our
+ * own open segment is kept from memory.
+ */
+static void
+rescan(SflDeadletter *self)
+{
+	g_autoptr(GDir) gdir = g_dir_open(self->dir, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GHashTable) known = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GPtrArray) old = NULL;
+	Segment *open = NULL;
+	const gchar *name;
+
+	if (self->segments->len > 0)
+		open = g_ptr_array_steal_index(self->segments, self->segments->len - 1);
+	/* our own closed segments keep the time of their newest record, which an mtime may not
+	 * match (a copied directory, an injected clock) */
+	old = g_steal_pointer(&self->segments);
+	self->segments = g_ptr_array_new_with_free_func(segment_free);
+	for (guint i = 0; i < old->len; i++) {
+		Segment *seg = g_ptr_array_index(old, i);
+		g_hash_table_insert(known, seg->path, seg);
+	}
+	while (gdir != NULL && (name = g_dir_read_name(gdir)) != NULL) {
+		if (g_str_has_prefix(name, SEGMENT_PREFIX) &&
+		    g_str_has_suffix(name, SEGMENT_SUFFIX))
+			g_ptr_array_add(names, g_strdup(name));
+	}
+	g_ptr_array_sort(names, compare_names);
+	for (guint i = 0; i < names->len; i++) {
+		Segment *seg;
+		GStatBuf st;
+		g_autofree gchar *path =
+			g_build_filename(self->dir, g_ptr_array_index(names, i), NULL);
+
+		if (open != NULL && g_strcmp0(path, open->path) == 0)
+			continue;
+		if (g_stat(path, &st) != 0)
+			continue;
+		seg = g_new0(Segment, 1);
+		seg->bytes = (guint64)st.st_size;
+		seg->newest_usec =
+			g_hash_table_contains(known, path)
+				? ((Segment *)g_hash_table_lookup(known, path))->newest_usec
+				: (gint64)st.st_mtime * G_USEC_PER_SEC;
+		seg->path = g_steal_pointer(&path);
+		g_ptr_array_add(self->segments, seg);
+	}
+	if (open != NULL)
+		g_ptr_array_add(self->segments, open);
+}
+
 SflDeadletter *
 sfl_deadletter_open(const gchar *dir, guint64 max_bytes, gint64 max_age_usec, SflClock *clock,
 		    GError **error)
 {
 	g_autoptr(GDir) gdir = NULL;
-	g_autoptr(GPtrArray) names = NULL;
 	SflDeadletter *self;
-	const gchar *name;
 
 	g_return_val_if_fail(dir != NULL && clock != NULL, NULL);
 	if (g_mkdir_with_parents(dir, 0700) != 0) {
@@ -135,7 +199,7 @@ sfl_deadletter_open(const gchar *dir, guint64 max_bytes, gint64 max_age_usec, Sf
 	if (gdir == NULL)
 		return NULL;
 
-	self = g_new0(SflDeadletter, 1);
+	self = g_rc_box_new0(SflDeadletter);
 	self->dir = g_strdup(dir);
 	self->max_bytes = max_bytes;
 	self->max_age_usec = max_age_usec;
@@ -143,25 +207,10 @@ sfl_deadletter_open(const gchar *dir, guint64 max_bytes, gint64 max_age_usec, Sf
 	self->clock = sfl_clock_ref(clock);
 	self->segments = g_ptr_array_new_with_free_func(segment_free);
 	self->open_text = g_string_new(NULL);
+	self->writer = g_random_int();
+	self->claimed = g_ptr_array_new_with_free_func(g_free);
 
-	names = g_ptr_array_new_with_free_func(g_free);
-	while ((name = g_dir_read_name(gdir)) != NULL) {
-		if (g_str_has_prefix(name, SEGMENT_PREFIX) &&
-		    g_str_has_suffix(name, SEGMENT_SUFFIX))
-			g_ptr_array_add(names, g_strdup(name));
-	}
-	g_ptr_array_sort(names, compare_names);
-	for (guint i = 0; i < names->len; i++) {
-		Segment *seg = g_new0(Segment, 1);
-		GStatBuf st;
-
-		seg->path = g_build_filename(dir, g_ptr_array_index(names, i), NULL);
-		if (g_stat(seg->path, &st) == 0) {
-			seg->bytes = (guint64)st.st_size;
-			seg->newest_usec = (gint64)st.st_mtime * G_USEC_PER_SEC;
-		}
-		g_ptr_array_add(self->segments, seg);
-	}
+	rescan(self);
 	/* appends never go into an old segment: a damaged tail stays where it is, readable around
 	 */
 	begin_segment(self);
@@ -169,16 +218,102 @@ sfl_deadletter_open(const gchar *dir, guint64 max_bytes, gint64 max_age_usec, Sf
 	return self;
 }
 
-void
-sfl_deadletter_free(SflDeadletter *self)
+static void
+sfl_deadletter_clear(gpointer data)
 {
-	if (self == NULL)
-		return;
+	SflDeadletter *self = data;
+
+	if (self->claim_lock != NULL)
+		sfl_deadletter_abort_claim(self);
+	g_ptr_array_unref(self->claimed);
 	g_free(self->dir);
 	sfl_clock_unref(self->clock);
 	g_ptr_array_unref(self->segments);
 	g_string_free(self->open_text, TRUE);
-	g_free(self);
+}
+
+SflDeadletter *
+sfl_deadletter_ref(SflDeadletter *self)
+{
+	return g_rc_box_acquire(self);
+}
+
+void
+sfl_deadletter_unref(SflDeadletter *self)
+{
+	if (self != NULL)
+		g_rc_box_release_full(self, sfl_deadletter_clear);
+}
+
+guint
+sfl_deadletter_fill_percent(SflDeadletter *self)
+{
+	return self->max_bytes > 0 ? (guint)(sfl_deadletter_get_bytes(self) * 100 / self->max_bytes)
+				   : 0;
+}
+
+gboolean
+sfl_deadletter_is_filling(SflDeadletter *self)
+{
+	return sfl_deadletter_fill_percent(self) >= 90;
+}
+
+static void
+update_gauges(SflDeadletter *self)
+{
+	guint percent = sfl_deadletter_fill_percent(self);
+
+	if (percent >= 90 && !self->warned_full) {
+		g_warning("dead-letter store %s is %u%% full (state.deadletter.max_bytes "
+			  "%" G_GUINT64_FORMAT
+			  "): the oldest segments go next; replay or purge it (sf2loki deadletter)",
+			  self->dir, percent, self->max_bytes);
+		self->warned_full = TRUE;
+	} else if (percent < 80) {
+		self->warned_full = FALSE;
+	}
+	if (self->bytes_series != NULL)
+		sfl_series_set(self->bytes_series, (gdouble)sfl_deadletter_get_bytes(self));
+}
+
+/**
+ * sfl_deadletter_set_metrics:
+ * @self: a store
+ * @metrics: (transfer none): the registry
+ *
+ * Records sf2loki_deadletter_entries{reason}, sf2loki_deadletter_bytes,
+ * sf2loki_deadletter_max_bytes, sf2loki_deadletter_evicted_segments and
+ * sf2loki_deadletter_write_failures from now on.
+ */
+void
+sfl_deadletter_set_metrics(SflDeadletter *self, SflMetrics *metrics)
+{
+	static const gchar *const reason_label[] = { "reason", NULL };
+
+	self->entries_family = sfl_metrics_counter(
+		metrics, "sf2loki_deadletter_entries",
+		"Entries written to the dead-letter store, by the reason they never reached Loki.",
+		reason_label);
+	self->bytes_series = sfl_metric_family_series(
+		sfl_metrics_gauge(metrics, "sf2loki_deadletter_bytes",
+				  "Bytes the dead-letter store holds now.", NULL),
+		NULL);
+	sfl_series_set(sfl_metric_family_series(
+			       sfl_metrics_gauge(metrics, "sf2loki_deadletter_max_bytes",
+						 "The dead-letter store's size bound.", NULL),
+			       NULL),
+		       (gdouble)self->max_bytes);
+	self->evicted_series = sfl_metric_family_series(
+		sfl_metrics_counter(metrics, "sf2loki_deadletter_evicted_segments",
+				    "Dead-letter segments removed by the size or age bound.", NULL),
+		NULL);
+	self->failures_series = sfl_metric_family_series(
+		sfl_metrics_counter(metrics, "sf2loki_deadletter_write_failures",
+				    "Batches the dead-letter store could not write (those entries "
+				    "are lost).",
+				    NULL),
+		NULL);
+	update_gauges(self);
 }
 
 static Segment *
@@ -194,6 +329,12 @@ sfl_deadletter_get_bytes(SflDeadletter *self)
 	for (guint i = 0; i < self->segments->len; i++)
 		total += ((Segment *)g_ptr_array_index(self->segments, i))->bytes;
 	return total;
+}
+
+const gchar *
+sfl_deadletter_get_dir(SflDeadletter *self)
+{
+	return self->dir;
 }
 
 guint64
@@ -221,6 +362,8 @@ void
 sfl_deadletter_enforce_bounds(SflDeadletter *self)
 {
 	gint64 now = sfl_clock_wall_usec(self->clock);
+
+	rescan(self);
 	/* closed segments only: the open one is at most one segment_cap and is the newest data */
 	while (self->segments->len > 1) {
 		Segment *oldest = g_ptr_array_index(self->segments, 0);
@@ -233,7 +376,10 @@ sfl_deadletter_enforce_bounds(SflDeadletter *self)
 			  too_old ? "max_age" : "max_bytes");
 		remove_segment(self, 0);
 		self->evicted++;
+		if (self->evicted_series != NULL)
+			sfl_series_inc(self->evicted_series);
 	}
+	update_gauges(self);
 }
 
 json_t *
@@ -275,7 +421,13 @@ sfl_deadletter_append(SflDeadletter *self, json_t *const *records, guint n_recor
 
 	if (n_records == 0)
 		return TRUE;
-	if (open_segment(self)->bytes >= self->segment_cap)
+	/*
+	 * a replay or purge claimed our open segment (renamed it away): rewriting it would bring
+	 * back what it took, so the batch starts a new one
+	 */
+	if (open_segment(self)->bytes >= self->segment_cap ||
+	    (open_segment(self)->bytes > 0 &&
+	     !g_file_test(open_segment(self)->path, G_FILE_TEST_EXISTS)))
 		begin_segment(self);
 	seg = open_segment(self);
 	before = self->open_text->len;
@@ -286,7 +438,15 @@ sfl_deadletter_append(SflDeadletter *self, json_t *const *records, guint n_recor
 	}
 	if (!write_segment(seg->path, self->open_text, error)) {
 		g_string_truncate(self->open_text, before);
+		if (self->failures_series != NULL)
+			sfl_series_inc(self->failures_series);
 		return FALSE;
+	}
+	for (guint i = 0; self->entries_family != NULL && i < n_records; i++) {
+		const gchar *reason = json_string_value(json_object_get(records[i], "reason"));
+		sfl_series_inc(sfl_metric_family_series(
+			self->entries_family,
+			(const gchar *[]){ reason != NULL ? reason : "unknown" }));
 	}
 	seg->bytes = self->open_text->len;
 	seg->newest_usec = sfl_clock_wall_usec(self->clock);
@@ -337,6 +497,8 @@ sfl_deadletter_read_all(SflDeadletter *self, guint *n_skipped)
 {
 	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
 	guint skipped = 0;
+
+	rescan(self);
 	for (guint i = 0; i < self->segments->len; i++) {
 		Segment *seg = g_ptr_array_index(self->segments, i);
 		g_autofree gchar *data = NULL;
@@ -359,44 +521,155 @@ sfl_deadletter_read_all(SflDeadletter *self, guint *n_skipped)
 	return out;
 }
 
-gboolean
-sfl_deadletter_rewrite(SflDeadletter *self, GPtrArray *keep, GError **error)
+static void
+restore_claimed(SflDeadletter *self)
 {
-	/* new segments first, then the old ones go: a crash in between duplicates, never loses */
-	g_autoptr(GPtrArray) old = self->segments;
-	Segment *seg;
+	for (guint i = 0; i < self->claimed->len; i++) {
+		const gchar *path = g_ptr_array_index(self->claimed, i);
+		g_autofree gchar *base = g_path_get_basename(path);
+		g_autofree gchar *dir = g_path_get_dirname(path);
+		g_autofree gchar *back = g_build_filename(dir, base + strlen(CLAIM_PREFIX), NULL);
+		if (g_rename(path, back) != 0)
+			g_warning("cannot restore dead-letter segment %s: %s", path,
+				  g_strerror(errno));
+	}
+	g_ptr_array_set_size(self->claimed, 0);
+}
 
-	self->segments = g_ptr_array_new_with_free_func(segment_free);
-	seg = begin_segment(self);
-	for (guint i = 0; i < keep->len; i++) {
-		g_autofree gchar *text =
-			json_dumps(g_ptr_array_index(keep, i), JSON_COMPACT | JSON_ENSURE_ASCII);
-		g_string_append(self->open_text, text);
-		g_string_append_c(self->open_text, '\n');
-		if (self->open_text->len >= self->segment_cap || i + 1 == keep->len) {
-			if (!write_segment(seg->path, self->open_text, error)) {
-				/* the old segments are still whole: keep them, drop the partial new
-				 * ones */
-				for (guint j = 0; j < self->segments->len; j++)
-					g_remove(((Segment *)g_ptr_array_index(self->segments, j))
-							 ->path);
-				g_ptr_array_unref(self->segments);
-				self->segments = g_steal_pointer(&old);
-				begin_segment(self);
-				return FALSE;
-			}
-			seg->bytes = self->open_text->len;
-			if (i + 1 < keep->len)
-				seg = begin_segment(self);
+/* segments a claimer that died left behind go back first: nothing is lost to a crash */
+static void
+recover_claims(SflDeadletter *self)
+{
+	g_autoptr(GDir) gdir = g_dir_open(self->dir, 0, NULL);
+	const gchar *name;
+
+	while (gdir != NULL && (name = g_dir_read_name(gdir)) != NULL) {
+		if (g_str_has_prefix(name, CLAIM_PREFIX SEGMENT_PREFIX) &&
+		    g_str_has_suffix(name, SEGMENT_SUFFIX)) {
+			g_warning(
+				"dead-letter segment %s was claimed by a run that did not finish; "
+				"restored",
+				name + strlen(CLAIM_PREFIX));
+			g_ptr_array_add(self->claimed, g_build_filename(self->dir, name, NULL));
 		}
 	}
-	for (guint i = 0; i < old->len; i++) {
-		Segment *o = g_ptr_array_index(old, i);
-		SflPlatformError perr = { 0 };
-		SflPlatformStatus status = sfl_platform_remove_file(o->path, &perr);
-		if (status != SFL_PLATFORM_OK && status != SFL_PLATFORM_ERR_NOT_FOUND)
-			g_warning("cannot remove dead-letter segment %s: %s", o->path,
-				  perr.message);
+	restore_claimed(self);
+}
+
+GPtrArray *
+sfl_deadletter_claim(SflDeadletter *self, guint *n_skipped, GError **error)
+{
+	g_autofree gchar *lock_path = g_build_filename(self->dir, CLAIM_LOCK, NULL);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
+	SflPlatformError perr = { 0 };
+	int64_t holder = 0;
+	guint skipped = 0;
+	SflPlatformStatus status;
+
+	g_return_val_if_fail(self->claim_lock == NULL, NULL);
+	status = sfl_platform_lock_acquire(lock_path, &self->claim_lock, &holder, &perr);
+	if (status != SFL_PLATFORM_OK) {
+		if (status == SFL_PLATFORM_ERR_BUSY)
+			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+				    "another replay or purge holds %s (%s)", lock_path,
+				    perr.message);
+		else
+			g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT, "cannot lock %s: %s",
+				    lock_path, perr.message);
+		g_ptr_array_unref(out);
+		return NULL;
 	}
+	recover_claims(self);
+	rescan(self);
+	for (guint i = 0; i < self->segments->len; i++) {
+		Segment *seg = g_ptr_array_index(self->segments, i);
+		g_autofree gchar *base = g_path_get_basename(seg->path);
+		g_autofree gchar *claimed = g_strconcat(CLAIM_PREFIX, base, NULL);
+		g_autofree gchar *target = g_build_filename(self->dir, claimed, NULL);
+		g_autofree gchar *data = NULL;
+		gsize len = 0;
+		guint bad;
+
+		/* an appender that finds its open segment gone starts a new one: the rename is
+		 * the whole hand-over */
+		if (g_rename(seg->path, target) != 0)
+			continue;
+		g_ptr_array_add(self->claimed, g_strdup(target));
+		data = read_segment(target, &len);
+		if (data == NULL)
+			continue;
+		bad = sfl_deadletter_parse_segment(data, len, out);
+		if (bad > 0)
+			g_warning("dead-letter segment %s: %u damaged line(s) skipped", seg->path,
+				  bad);
+		skipped += bad;
+	}
+	/* ours went too (a CLI's own is empty): the next append begins a fresh one */
+	g_ptr_array_set_size(self->segments, 0);
+	begin_segment(self);
+	update_gauges(self);
+	if (n_skipped != NULL)
+		*n_skipped = skipped;
+	return out;
+}
+
+static void
+release_claim(SflDeadletter *self)
+{
+	sfl_platform_lock_release(self->claim_lock);
+	self->claim_lock = NULL;
+}
+
+gboolean
+sfl_deadletter_settle_claim(SflDeadletter *self, GPtrArray *keep, GError **error)
+{
+	g_autoptr(GPtrArray) written = g_ptr_array_new_with_free_func(g_free);
+
+	g_return_val_if_fail(self->claim_lock != NULL, FALSE);
+	/* what stays is written before the claimed segments go: a crash between duplicates */
+	for (guint i = 0; i < keep->len;) {
+		guint n = 0;
+		gsize bytes = 0;
+
+		/* one append per segment's worth, so no segment grows far past its cap */
+		while (i + n < keep->len && (n == 0 || bytes < self->segment_cap)) {
+			g_autofree gchar *text = json_dumps(g_ptr_array_index(keep, i + n),
+							    JSON_COMPACT | JSON_ENSURE_ASCII);
+			bytes += strlen(text) + 1;
+			n++;
+		}
+		if (!sfl_deadletter_append(self, (json_t *const *)keep->pdata + i, n, error)) {
+			/* the claimed ones are still whole and go back; the new ones would
+			 * duplicate them */
+			for (guint j = 0; j < written->len; j++)
+				g_remove(g_ptr_array_index(written, j));
+			g_ptr_array_set_size(self->segments, 0);
+			begin_segment(self);
+			sfl_deadletter_abort_claim(self);
+			return FALSE;
+		}
+		if (written->len == 0 || g_strcmp0(g_ptr_array_index(written, written->len - 1),
+						   open_segment(self)->path) != 0)
+			g_ptr_array_add(written, g_strdup(open_segment(self)->path));
+		i += n;
+	}
+	for (guint i = 0; i < self->claimed->len; i++) {
+		const gchar *path = g_ptr_array_index(self->claimed, i);
+		SflPlatformError perr = { 0 };
+		SflPlatformStatus status = sfl_platform_remove_file(path, &perr);
+		if (status != SFL_PLATFORM_OK && status != SFL_PLATFORM_ERR_NOT_FOUND)
+			g_warning("cannot remove dead-letter segment %s: %s", path, perr.message);
+	}
+	g_ptr_array_set_size(self->claimed, 0);
+	release_claim(self);
 	return TRUE;
+}
+
+void
+sfl_deadletter_abort_claim(SflDeadletter *self)
+{
+	if (self->claim_lock == NULL)
+		return;
+	restore_claimed(self);
+	release_claim(self);
 }

@@ -29,19 +29,28 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
  * may have written: any input is accepted or refused without crashing, and what is accepted
  * renders to a value that reads back to itself, so a commit never changes its meaning.
  */
+static void
+fuzz_elf_cursor_round_trip(gchar *(*normalize)(const gchar *value), const gchar *value)
+{
+	g_autofree gchar *once = normalize(value);
+	g_autofree gchar *twice = NULL;
+
+	if (once == NULL)
+		return;
+	if (!g_utf8_validate(once, -1, NULL))
+		g_error("rendered cursor is not UTF-8");
+	twice = normalize(once);
+	if (twice == NULL || strcmp(once, twice) != 0)
+		g_error("rendered cursor does not read back to itself: %s", once);
+}
+
+/* the daemon's cursor and the backfill's (`backfill:` keys) alike */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autofree gchar *value = g_strndup((const gchar *)data, size);
-	g_autofree gchar *once = sfl_elf_cursor_normalize(value);
-	g_autofree gchar *twice = NULL;
 
-	if (once == NULL)
-		return 0;
-	if (!g_utf8_validate(once, -1, NULL))
-		g_error("rendered cursor is not UTF-8");
-	twice = sfl_elf_cursor_normalize(once);
-	if (twice == NULL || strcmp(once, twice) != 0)
-		g_error("rendered cursor does not read back to itself: %s", once);
+	fuzz_elf_cursor_round_trip(sfl_elf_cursor_normalize, value);
+	fuzz_elf_cursor_round_trip(sfl_elf_backfill_cursor_normalize, value);
 	return 0;
 }

@@ -376,8 +376,7 @@ static const Expect healthy_report = {
 		{ "permissions", "PASS", "SetupAuditTrail queryable" },
 		{ "pubsub", "SKIP", "sources.pubsub is disabled" },
 		{ "entitlement", "PASS", "2 event types with Hourly files" },
-		{ "traceflags", "WARN", "1 active TraceFlag, but sources.apexlog is enabled and this "
-					"version has no ApexLog source" },
+		{ "traceflags", "PASS", "1 active TraceFlag" },
 		{ "loki", "PASS", "source=\"sf2loki-doctor\"" },
 		{ "loki", "PASS", "1 structured metadata field" },
 		{ "transforms", "PASS", "1 hash rule, salted" },
@@ -443,7 +442,7 @@ test_healthy(Fx *fx)
 	/* the table: one line per row, then the summary */
 	run_doctor_with(fx, NULL, FALSE, &r);
 	g_assert_cmpint(r.exit_code, ==, 0);
-	g_assert_nonnull(strstr(r.out, "\n9 passed, 1 warnings, 0 failed, 3 skipped\n"));
+	g_assert_nonnull(strstr(r.out, "\n10 passed, 0 warnings, 0 failed, 3 skipped\n"));
 	g_assert_true(g_regex_match_simple("^limits +PASS +DailyApiRequests", r.out,
 					   G_REGEX_MULTILINE, 0));
 	report_clear(&r);

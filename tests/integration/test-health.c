@@ -143,6 +143,7 @@ fx_setup(Fx *fx)
 			       "    url: http://127.0.0.1:9/loki/api/v1/push\n"
 			       "    auth_token: \"%s\"\n"
 			       "state:\n  file:\n    path: %s\n"
+			       "  deadletter: {max_bytes: 65536}\n"
 			       "coordinate:\n"
 			       "  type: file_lease\n"
 			       "  file_lease: {path: %s, ttl: 2s, renew_interval: 500ms}\n"
@@ -188,11 +189,27 @@ test_endpoints(void)
 		fx_teardown(&fx);
 		return;
 	}
+	/* a dead-letter store 91 % full (60,000 of 65,536 bytes) from an earlier run, shared by
+	 * both replicas (deadletter/ next to the state file) */
+	{
+		g_autofree gchar *dldir = g_build_filename(fx.dir, "deadletter", NULL);
+		g_autofree gchar *seg = g_build_filename(
+			dldir, "seg-00000000000000000001-00000000-000000.jsonl", NULL);
+		g_autofree gchar *line = g_strnfill(60000, 'x');
+		g_autofree gchar *record = g_strdup_printf("{\"line\":\"%s\"}\n", line + 12);
+		g_assert_cmpint(g_mkdir_with_parents(dldir, 0700), ==, 0);
+		g_assert_cmpuint(strlen(record), ==, 60000);
+		g_assert_true(g_file_set_contents(seg, record, -1, NULL));
+	}
 	leader = daemon_start(&fx, "replica-a");
 	healthz = http_call(&fx, leader, "GET", "/healthz", &status);
 	g_assert_cmpuint(status, ==, 200);
 	g_assert_cmpstr(healthz, ==, "ok\n");
-	ready = (ReadyWant){ &fx, leader, 200, "ready" };
+	/* still ready, and says why an operator should look */
+	ready = (ReadyWant){
+		&fx, leader, 200,
+		"ready (warning: dead-letter store 91% full (state.deadletter.max_bytes))"
+	};
 	sfl_test_poll_until(readyz_is, &ready, EVENT_TIMEOUT_SEC, "the leader to be ready");
 
 	/* a second replica under the same lease stands by, and says so */
@@ -206,6 +223,9 @@ test_endpoints(void)
 	build_info = g_strdup_printf("sf2loki_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 	g_assert_nonnull(strstr(metrics, build_info));
 	g_assert_nonnull(strstr(metrics, "\nsf2loki_leader 1\n"));
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_deadletter_bytes 60000\n"));
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_deadletter_max_bytes 65536\n"));
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_deadletter_evicted_segments_total 0\n"));
 	g_assert_null(strstr(metrics, SECRET));
 
 	statusz = http_call(&fx, leader, "GET", "/statusz", &status);
@@ -218,6 +238,15 @@ test_endpoints(void)
 		json_string_value(json_object_get(json_object_get(doc, "leadership"), "holder")),
 		==, "replica-a");
 	g_assert_true(json_is_object(json_object_get(doc, "pipeline")));
+	{
+		json_t *dl = json_object_get(doc, "deadletter");
+		g_assert_true(json_is_object(dl));
+		g_assert_true(g_str_has_suffix(json_string_value(json_object_get(dl, "dir")),
+					       "deadletter"));
+		g_assert_cmpint(json_integer_value(json_object_get(dl, "bytes")), ==, 60000);
+		g_assert_cmpint(json_integer_value(json_object_get(dl, "percent_full")), ==, 91);
+		g_assert_true(json_is_true(json_object_get(dl, "filling")));
+	}
 	g_assert_null(strstr(statusz, SECRET));
 	json_decref(doc);
 

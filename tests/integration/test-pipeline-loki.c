@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "sfl-autocleanups.h"
@@ -58,6 +59,9 @@ typedef struct {
 	GHashTable *last_value;
 	/* the entries Loki refused for good, as the rejected callback saw them: "reason line" */
 	GPtrArray *rejected;
+	/* every test keeps what Loki refused in a dead-letter store of its own */
+	gchar *tmpdir;
+	SflDeadletter *deadletter;
 } Fixture;
 
 static gboolean
@@ -180,6 +184,43 @@ fx_setup(Fixture *fx, gconstpointer data)
 	fx->feed = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_entry_unref);
 	fx->last_value = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	fx->rejected = g_ptr_array_new_with_free_func(g_free);
+	fx->tmpdir = g_dir_make_tmp("sfl-test-pipeline-loki-XXXXXX", &error);
+	g_assert_no_error(error);
+	{
+		g_autofree gchar *dir = g_build_filename(fx->tmpdir, "deadletter", NULL);
+		fx->deadletter = sfl_deadletter_open(dir, 1 << 20, 0, fx->clock, &error);
+		g_assert_no_error(error);
+	}
+}
+
+/*
+ * The dead-letter store holds exactly what the rejected seam heard, as "reason line-prefix",
+ * with the entries' labels: nothing Loki refused for good is gone without a copy.
+ */
+static void
+fx_check_deadletter(Fixture *fx)
+{
+	g_autoptr(GPtrArray) records = sfl_deadletter_read_all(fx->deadletter, NULL);
+	g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func(g_free);
+
+	g_assert_cmpuint(records->len, ==, fx->rejected->len);
+	for (guint i = 0; i < records->len; i++) {
+		json_t *r = g_ptr_array_index(records, i);
+		json_t *labels = json_object_get(r, "labels");
+
+		g_assert_cmpstr(json_string_value(json_object_get(labels, "job")), ==, "sf2loki");
+		g_assert_true(json_integer_value(json_object_get(r, "timestamp_ns")) > 0);
+		g_ptr_array_add(seen,
+				g_strdup_printf("%s %.12s",
+						json_string_value(json_object_get(r, "reason")),
+						json_string_value(json_object_get(r, "line"))));
+	}
+	for (guint i = 0; i < fx->rejected->len; i++) {
+		guint at;
+		g_assert_true(g_ptr_array_find_with_equal_func(seen, fx->rejected->pdata[i],
+							       g_str_equal, &at));
+		g_ptr_array_remove_index(seen, at);
+	}
 }
 
 /* builds the sink and the pipeline once the test has set the config */
@@ -202,6 +243,7 @@ fx_start(Fixture *fx, const Encoding *enc)
 	g_assert_nonnull(fx->sink);
 	fx->pipeline = sfl_pipeline_new(&fx->config, fx->sink, fx->store, fx->clock);
 	sfl_pipeline_set_seed(fx->pipeline, 42);
+	sfl_pipeline_set_deadletter(fx->pipeline, fx->deadletter);
 	sfl_pipeline_set_callbacks(fx->pipeline, &callbacks, fx);
 }
 
@@ -227,6 +269,19 @@ fx_teardown(Fixture *fx, gconstpointer data)
 	g_clear_pointer(&fx->feed, g_ptr_array_unref);
 	g_clear_pointer(&fx->last_value, g_hash_table_unref);
 	g_clear_pointer(&fx->rejected, g_ptr_array_unref);
+	g_clear_pointer(&fx->deadletter, sfl_deadletter_unref);
+	if (fx->tmpdir != NULL) {
+		g_autofree gchar *dir = g_build_filename(fx->tmpdir, "deadletter", NULL);
+		g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+		const gchar *name;
+		while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+			g_autofree gchar *path = g_build_filename(dir, name, NULL);
+			g_remove(path);
+		}
+		g_rmdir(dir);
+		g_rmdir(fx->tmpdir);
+		g_free(fx->tmpdir);
+	}
 	g_clear_pointer(&fx->labels[0], sfl_labels_unref);
 	g_clear_pointer(&fx->labels[1], sfl_labels_unref);
 	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);
@@ -478,6 +533,7 @@ fx_check_partial_drop(Fixture *fx, gconstpointer data, const PartialDrop *c)
 	/* a bisected drop reaches the rejected seam too, under the status' reason */
 	g_assert_cmpuint(fx->rejected->len, ==, 1);
 	g_assert_cmpstr(fx->rejected->pdata[0], ==, c->rejected);
+	fx_check_deadletter(fx);
 	g_assert_true(fx_all_committed(fx));
 }
 
@@ -511,6 +567,8 @@ test_partial_retryable(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(counters.pushed_entries, ==, 40);
 	g_assert_cmpuint(counters.retries, >=, 1);
 	g_assert_cmpuint(fx->rejected->len, ==, 0);
+	/* retried and stored: nothing for the dead-letter store */
+	fx_check_deadletter(fx);
 }
 
 /* a 400 that names nothing we can read, storing nothing: bisected down to the one entry */
@@ -558,6 +616,7 @@ test_partial_mixed(Fixture *fx, gconstpointer data)
 	g_assert_true(g_hash_table_contains(reasons, "greater_than_max_sample_age entry-000003"));
 	g_assert_true(g_hash_table_contains(reasons, "max_label_names_per_series entry-000011"));
 	g_assert_true(g_hash_table_contains(reasons, "too_far_in_future entry-000030"));
+	fx_check_deadletter(fx);
 	g_assert_true(fx_all_committed(fx));
 }
 
@@ -593,6 +652,16 @@ test_poison(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(counters.dropped_oversized_413, ==, 0);
 	g_assert_cmpuint(counters.dropped_other, ==, 0);
 	g_assert_cmpuint(counters.pushed_entries, ==, 999);
+	g_assert_cmpuint(fx->rejected->len, ==, 1);
+	fx_check_deadletter(fx);
+	{
+		g_autoptr(GPtrArray) kept = sfl_deadletter_read_all(fx->deadletter, NULL);
+		g_assert_cmpstr(json_string_value(json_object_get(kept->pdata[0], "line")), ==,
+				poison);
+		g_assert_cmpstr(
+			json_string_value(json_object_get(kept->pdata[0], "checkpoint_key")), ==,
+			TEST_POISON_KEY);
+	}
 	/* the poison entry's key committed too: a deliberate drop counts as disposed */
 	g_assert_true(fx_all_committed(fx));
 	{

@@ -933,13 +933,8 @@ test_egress_budget(void)
 	json_t *summary = NULL;
 	const gchar *pause_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET", "100",
 				     "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION", "pause", NULL };
-	const gchar *drop_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET",
-				    "100",
-				    "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION",
-				    "drop",
-				    "SF2LOKI_SOURCES__APEXLOG__ENABLED",
-				    "true",
-				    NULL };
+	const gchar *drop_env[] = { "SF2LOKI_SINK__LOKI__EGRESS__DAILY_BYTE_BUDGET", "100",
+				    "SF2LOKI_SINK__LOKI__EGRESS__BUDGET_ACTION", "drop", NULL };
 
 	if (!fx_setup(&fx, dataset, "  eventlogfile:\n    enabled: true\n    event_types: [API]\n"))
 		return;
@@ -984,9 +979,113 @@ test_egress_budget(void)
 	g_assert_cmpint(json_integer_value(json_object_get(summary, "entries")), ==, 0);
 	json_decref(summary);
 	g_assert_true(sfl_test_daemon_logged(fx.run, "does not fit in the daily byte budget"));
-	/* a configured source this version lacks is named at start, never ignored quietly */
-	g_assert_true(sfl_test_daemon_logged(fx.run, "this version has no ApexLog source"));
 	sfl_test_daemon_finish(fx.run, EVENT_TIMEOUT_SEC);
+	fx_teardown(&fx);
+}
+
+/* --- the ApexLog source through the real binary ------------------------------------------ */
+
+/* the Loki simulator's entries of the stream labelled source=apexlog, in the order received */
+static json_t *
+fx_apexlog_entries(Fx *fx, json_t **received)
+{
+	json_t *streams = NULL;
+	gsize i = 0;
+	json_t *stream = NULL;
+
+	*received = sfl_test_sim_control(fx->sims.loop, fx->sims.loki_base, "GET",
+					 "/control/received", NULL);
+	streams = json_object_get(*received, "streams");
+	json_array_foreach (streams, i, stream) {
+		json_t *labels = json_object_get(stream, "labels");
+		if (g_strcmp0(json_string_value(json_object_get(labels, "source")), "apexlog") == 0)
+			return stream;
+	}
+	return NULL;
+}
+
+/*
+ * `run` with sources.apexlog: debug log bodies reach the Loki simulator byte for byte, with
+ * the identity labels, a log over max_body_bytes as metadata only (never downloaded), the
+ * `apexlog` checkpoint in the original's format and the source's metrics.
+ */
+static void
+test_apexlog(void)
+{
+	Fx fx = { 0 };
+	gint64 t = (g_get_real_time() / G_USEC_PER_SEC - 20 * 60) * G_USEC_PER_SEC;
+	g_autofree gchar *t0 = sfl_test_sf_datetime(t);
+	g_autofree gchar *t1 = sfl_test_sf_datetime(t + G_USEC_PER_SEC);
+	/* the body as JSON text in the dataset: a newline, a quote, a non-ASCII letter */
+	const gchar *body_json = "64.0 APEX_CODE,FINEST\\n12:00:00.1 (1)|USER_DEBUG|[1]|DEBUG|"
+				 "caf\\u00e9 \\\"x\\\"\\n";
+	g_autofree gchar *dataset = g_strdup_printf(
+		"{\"apexlogs\": [{\"Id\": \"07LSIMRUN0000001\", \"StartTime\": \"%s\", \"body\": "
+		"\"%s\"}, {\"Id\": \"07LSIMRUN0000002\", \"StartTime\": \"%s\", \"body\": "
+		"\"a body longer than the eighty bytes that max_body_bytes allows in this test, "
+		"padded\"}]}",
+		t0, body_json, t1);
+	g_autofree gchar *want_state = g_strdup_printf(
+		"{\\\"ids\\\": [\\\"07LSIMRUN0000001\\\", \\\"07LSIMRUN0000002\\\"], "
+		"\\\"last_ts\\\": \\\"%s\\\"}",
+		t1);
+	const gchar *keys[] = { want_state, NULL };
+	json_t *received = NULL;
+	json_t *stream = NULL;
+	json_t *entries = NULL;
+	json_t *labels = NULL;
+	json_t *md = NULL;
+	g_autofree gchar *metrics = NULL;
+	json_t *stats = NULL;
+	json_t *requests = NULL;
+	gsize i = 0;
+	json_t *r = NULL;
+
+	if (!fx_setup(&fx, dataset,
+		      "  pubsub: {enabled: false}\n"
+		      "  apexlog:\n    enabled: true\n    max_body_bytes: 80\n"))
+		return;
+	fx_start_run(&fx);
+	fx_wait(&fx, fx_entries_at_least, GUINT_TO_POINTER(2), "two ApexLog entries in Loki");
+	fx_wait(&fx, fx_state_has, keys, "the apexlog checkpoint in the state file");
+	metrics = fx_get_metrics(&fx);
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_apexlog_logs_ingested_total 2\n"));
+	g_assert_nonnull(
+		strstr(metrics, "\nsf2loki_apexlog_bodies_skipped_total{reason=\"size\"} 1\n"));
+	g_assert_nonnull(strstr(metrics, "\nsf2loki_apexlog_download_bytes_total 68\n"));
+	assert_promtool_accepts(metrics);
+	sfl_test_daemon_finish(fx.run, EVENT_TIMEOUT_SEC);
+
+	stream = fx_apexlog_entries(&fx, &received);
+	g_assert_nonnull(stream);
+	labels = json_object_get(stream, "labels");
+	g_assert_cmpstr(json_string_value(json_object_get(labels, "event_type")), ==, "apexlog");
+	g_assert_cmpstr(json_string_value(json_object_get(labels, "job")), ==, "sf2loki");
+	g_assert_cmpstr(json_string_value(json_object_get(labels, "sf_org_id")), ==,
+			"00DSIM0000000001AA");
+	entries = json_object_get(stream, "entries");
+	g_assert_cmpuint(json_array_size(entries), ==, 2);
+	g_assert_cmpstr(
+		json_string_value(json_object_get(json_array_get(entries, 0), "line")), ==,
+		"64.0 APEX_CODE,FINEST\n12:00:00.1 (1)|USER_DEBUG|[1]|DEBUG|caf\xc3\xa9 \"x\"\n");
+	md = json_object_get(json_array_get(entries, 0), "metadata");
+	g_assert_cmpstr(json_string_value(json_object_get(md, "Id")), ==, "07LSIMRUN0000001");
+	g_assert_null(json_object_get(md, "body_skipped"));
+	md = json_object_get(json_array_get(entries, 1), "metadata");
+	g_assert_cmpstr(json_string_value(json_object_get(md, "body_skipped")), ==, "true");
+	g_assert_cmpstr(json_string_value(json_object_get(md, "body_skip_reason")), ==, "size");
+	g_assert_true(g_str_has_prefix(
+		json_string_value(json_object_get(json_array_get(entries, 1), "line")),
+		"{\"Application\": "));
+	json_decref(received);
+	/* the oversize log was never downloaded */
+	stats = sfl_test_sim_control(fx.sims.loop, fx.sims.sf_base, "GET", "/control/stats", NULL);
+	requests = json_object_get(stats, "requests");
+	json_array_foreach (requests, i, r) {
+		const gchar *path = json_string_value(json_object_get(r, "path"));
+		g_assert_null(strstr(path, "07LSIMRUN0000002"));
+	}
+	json_decref(stats);
 	fx_teardown(&fx);
 }
 
@@ -994,6 +1093,7 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/run-salesforce/apexlog", test_apexlog);
 	g_test_add_func("/run-salesforce/wrong-key-fails-startup", test_wrong_key_fails_startup);
 	g_test_add_func("/run-salesforce/ten-thousand-rows", test_ten_thousand_rows);
 	g_test_add_func("/run-salesforce/two-orgs", test_two_orgs);

@@ -23,6 +23,8 @@ GET  /services/data/vNN.N/limits   {"DailyApiRequests": {"Max": 15000, "Remainin
 GET  /services/data/vNN.N/query?q=SOQL  (also tooling/query, queryAll); paging through
                                    nextRecordsUrl /services/data/vNN.N/query/01gSIM<cursor>-<offset>
 GET  /services/data/vNN.N/sobjects/EventLogFile/<Id>/LogFile   the CSV, chunked, text/csv
+GET  /services/data/vNN.N/tooling/sobjects/ApexLog/<Id>/Body   the debug log, text/plain
+                                   (also without tooling/); 404 NOT_FOUND for an unknown Id
 GET  /services/data/vNN.N/sobjects  describeGlobal (names only)
 GET  /services/data/vNN.N/sobjects/<Name>/describe   a minimal describe of EventLogFile or a
                                    dataset object (name, queryable, field names); else 404
@@ -30,9 +32,12 @@ Every API call needs "Authorization: Bearer <token>" (else 401 INVALID_SESSION_I
 with Date and "Sforce-Limit-Info: api-usage=<n>/15000". A request line over 16384 bytes → 414
 [{"errorCode": "URI_TOO_LONG"}]. The SOQL subset is described in sf_soql.py; big objects
 ("big_object": true) only accept ORDER BY <timestamp_field> DESC and refuse nextRecordsUrl.
+ApexLog and TraceFlag are Tooling API objects: only tooling/query sees them (INVALID_TYPE
+otherwise). ApexLog has the relationship field LogUser.Username (a flat column here).
 
 Control API (JSON, no auth):
-POST /control/fault       {"match": token|userinfo|query|logfile|limits|describe|any, "count": N,
+POST /control/fault       {"match": token|userinfo|query|logfile|apexlog_body|limits|describe|any,
+                           "id": ID (apexlog_body/logfile: only that log), "count": N,
                            "status": S, "error_code": C, "message": M, "body": RAW,
                            "content_type": T, "delay_ms": D, "reset_after_bytes": B,
                            "non_json": true}; FIFO, each request consumes the first match
@@ -41,7 +46,8 @@ POST /control/add         a dataset document (below), appended (records with a k
 POST /control/batch_size  {"size": N}: query page size (default 2000)
 GET  /control/stats       {"tokens_minted", "token_requests", "jwt_claims", "userinfo_calls",
                            "api_calls", "requests": [{method, path, q, status}],
-                           "downloads": {Id: started}, "download_bytes": {Id: bytes}}
+                           "downloads": {Id: started}, "download_bytes": {Id: bytes},
+                           "apexlog_bodies": {Id: bodies served past auth and faults}}
 GET  /control/faults      the pending faults
 POST /control/clear_stats, POST /control/clear_faults
 
@@ -49,7 +55,12 @@ Dataset: {"eventlogfiles": [{"Id", "EventType", "Interval", "LogDate", "CreatedD
            "Sequence", and "csv": TEXT or "generate": {"rows": N, "kind": API|Login|URI,
            "seed": S} or "path": FILE, optional "crlf": true, "content_length": true}],
           "objects": {"Name": {"big_object": bool, "timestamp_field": "EventDate",
-                               "records": [{"Id": ..., ...}]}}}
+                               "records": [{"Id": ..., ...}]}},
+          "apexlogs": [{"Id", "StartTime", "body": TEXT, "Username", optional "LogUserId",
+                        "Operation", "Request", "Status", "Application",
+                        "DurationMilliseconds", "Location", "LogLength" (default: the body's
+                        UTF-8 length)}],
+          "traceflags": [{"Id", "ExpirationDate", optional "TracedEntityId", "LogType"}]}
 Generated CSV rows have REQUEST_ID "<Id>-<row index>" and TIMESTAMP_DERIVED inside the LogDate
 hour (day for Daily); every 97th row's QUERY holds a comma, doubled quotes and a newline.
 A "path" LogFile is that file's bytes as they are, read at each download in 256 KiB pieces and
@@ -329,7 +340,26 @@ class State:
         self.tables = {}
         self.logfiles = {}
         self.elf = self.table("EventLogFile")
+        # Tooling API objects, apart from the REST tables: describeGlobal does not list them
+        self.tooling = {}
+        self.apex_bodies = {}
+        self.apexlog = self.tooling_table("ApexLog", {
+            "Id": "string", "LogUserId": "string", "LogLength": "number",
+            "Operation": "string", "Request": "string", "Status": "string",
+            "StartTime": "datetime", "Application": "string",
+            "DurationMilliseconds": "number", "Location": "string",
+            "LogUser.Username": "string"})
+        self.traceflag = self.tooling_table("TraceFlag", {
+            "Id": "string", "ExpirationDate": "datetime", "TracedEntityId": "string",
+            "LogType": "string"})
         self.clear_stats()
+
+    def tooling_table(self, name, fields):
+        t = sf_soql.Table(name)
+        for field, typ in fields.items():
+            t.declare(field, typ)
+        self.tooling[name.lower()] = t
+        return t
 
     def clear_stats(self):
         self.tokens_minted = 0
@@ -339,6 +369,7 @@ class State:
         self.requests = []
         self.downloads = {}
         self.download_bytes = {}
+        self.apexlog_bodies = {}
 
     def table(self, name, big_object=None, timestamp_field=None):
         t = self.tables.get(name.lower())
@@ -359,10 +390,25 @@ class State:
             raise BadRequest("dataset must be a JSON object")
         for f in doc.get("eventlogfiles", []) or []:
             self.add_logfile(f)
+        for log in doc.get("apexlogs", []) or []:
+            self.add_apexlog(log)
+        for flag in doc.get("traceflags", []) or []:
+            if not isinstance(flag, dict) or not flag.get("Id") or \
+                    sf_soql.parse_iso(str(flag.get("ExpirationDate", ""))) is None:
+                raise BadRequest("traceflags entries need an Id and an ExpirationDate")
+            self.traceflag.upsert({k: sf_soql.normalize_value(v) for k, v in flag.items()})
         for name, spec in (doc.get("objects", {}) or {}).items():
             if not re.match(r"^[A-Za-z0-9_]+$", name):
                 raise BadRequest(f"bad object name {name!r}")
             spec = spec or {}
+            if name.lower() in self.tooling:
+                # a Tooling object given as an object: its records, on the Tooling side
+                for rec in spec.get("records", []) or []:
+                    if not isinstance(rec, dict) or not rec.get("Id"):
+                        raise BadRequest(f"{name}: every record needs an Id")
+                    self.tooling[name.lower()].upsert(
+                        {k: sf_soql.normalize_value(v) for k, v in rec.items()})
+                continue
             t = self.table(name, spec.get("big_object", None),
                            spec.get("timestamp_field", None))
             if t.timestamp_field is None:
@@ -418,8 +464,30 @@ class State:
         self.elf.upsert(rec)
         self.elf.types["LogFileLength"] = "number"
 
-    def take_fault(self, category):
+    def add_apexlog(self, log):
+        if not isinstance(log, dict) or not log.get("Id"):
+            raise BadRequest("apexlogs entries need an Id")
+        lid = str(log["Id"])
+        start = sf_soql.parse_iso(str(log.get("StartTime", "")))
+        if start is None:
+            raise BadRequest(f"{lid}: StartTime must be an ISO datetime")
+        body = str(log.get("body", "")).encode()
+        self.apex_bodies[lid] = body
+        rec = {"Id": lid, "LogUserId": log.get("LogUserId", USER_ID),
+               "LogLength": log.get("LogLength", len(body)),
+               "Operation": log.get("Operation", "/apex/Test"),
+               "Request": log.get("Request", "Application"),
+               "Status": log.get("Status", "Success"), "StartTime": start,
+               "Application": log.get("Application", "Unknown"),
+               "DurationMilliseconds": log.get("DurationMilliseconds", 12),
+               "Location": log.get("Location", "SystemLog"),
+               "LogUser.Username": log.get("Username", "user0@example.com")}
+        self.apexlog.upsert(rec)
+
+    def take_fault(self, category, ident=None):
         for idx, fault in enumerate(self.faults):
+            if fault.get("id") is not None and fault["id"] != ident:
+                continue
             if fault.get("match", "any") in (category, "any"):
                 fault["count"] -= 1
                 if fault["count"] <= 0:
@@ -446,6 +514,9 @@ class State:
 # --- rendering --------------------------------------------------------------------------
 
 def render_value(field, v, version, tooling):
+    if field in ("LogLength", "DurationMilliseconds") and isinstance(v, float) and \
+            v.is_integer():
+        return int(v)
     if isinstance(v, dt.datetime):
         return sf_soql.format_sf_datetime(v)
     if isinstance(v, dt.date):
@@ -631,6 +702,8 @@ class Handler(BaseHTTPRequestHandler):
                 category = "query"
             elif re.match(r"^/sobjects/EventLogFile/[^/]+/LogFile$", rest):
                 category = "logfile"
+            elif re.match(r"^/(tooling/)?sobjects/ApexLog/[^/]+/Body$", rest):
+                category = "apexlog_body"
             elif re.match(r"^/sobjects/[A-Za-z0-9_]+/describe$", rest.rstrip("/")):
                 category = "describe"
             else:
@@ -639,7 +712,8 @@ class Handler(BaseHTTPRequestHandler):
             if category != "token":
                 st.api_calls += 1
             self.api_usage = st.api_calls
-            fault = st.take_fault(category)
+            ident = path.split("/")[-2] if category in ("logfile", "apexlog_body") else None
+            fault = st.take_fault(category, ident)
         api = category != "token"
         if fault is not None:
             self.fault = fault
@@ -694,6 +768,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.query(path, q)
             elif category == "logfile":
                 self.logfile(path)
+            elif category == "apexlog_body":
+                self.apexlog_body(path)
             elif category == "describe":
                 self.describe(rest.rstrip("/").split("/")[2])
             elif m and (rest.rstrip("/") == "/sobjects") and self.command == "GET":
@@ -830,8 +906,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         query = sf_soql.parse(q)
         with st.lock:
-            result = sf_soql.execute(query, st.tables)
-            table = st.tables[query.obj[0].lower()]
+            tables = dict(st.tables, **st.tooling) if tooling else st.tables
+            result = sf_soql.execute(query, tables)
+            table = tables[query.obj[0].lower()]
             if result.count is not None:
                 doc = {"totalSize": result.count, "done": True, "records": []}
                 cursor = None
@@ -844,6 +921,17 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, doc)
 
     # -- downloads --
+
+    def apexlog_body(self, path):
+        st = self.server.state
+        lid = path.split("/")[-2]
+        with st.lock:
+            body = st.apex_bodies.get(lid)
+            st.apexlog_bodies[lid] = st.apexlog_bodies.get(lid, 0) + 1
+        if body is None:
+            self.sf_error(404, "NOT_FOUND", f"The requested resource does not exist: {lid}")
+            return
+        self.send_body(200, body, "text/plain;charset=UTF-8")
 
     def logfile(self, path):
         st = self.server.state
@@ -906,7 +994,8 @@ class Handler(BaseHTTPRequestHandler):
                 out = {"tokens_minted": st.tokens_minted, "token_requests": st.token_requests,
                        "jwt_claims": st.jwt_claims, "userinfo_calls": st.userinfo_calls,
                        "api_calls": st.api_calls, "requests": st.requests,
-                       "downloads": st.downloads, "download_bytes": st.download_bytes}
+                       "downloads": st.downloads, "download_bytes": st.download_bytes,
+                       "apexlog_bodies": st.apexlog_bodies}
                 text = json.dumps(out)
             self.send_body(200, text, JSON_TYPE, False)
             return
@@ -927,7 +1016,7 @@ class Handler(BaseHTTPRequestHandler):
                     fault = dict(doc)
                     fault.setdefault("match", "any")
                     if fault["match"] not in ("token", "userinfo", "query", "logfile",
-                                              "limits", "describe", "any"):
+                                              "apexlog_body", "limits", "describe", "any"):
                         raise BadRequest(f"unknown match {fault['match']!r}")
                     fault["count"] = int(fault.get("count", 1))
                     if fault["count"] > 0:

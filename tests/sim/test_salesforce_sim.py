@@ -577,6 +577,69 @@ class SalesforceSimTest(unittest.TestCase):
              "path": os.path.join(self.tmp, "missing.csv")}]})
         self.assertEqual(status, 400, err)
 
+    # --- Tooling API: ApexLog, TraceFlag ---
+
+    def test_apexlog_tooling(self):
+        body = "64.0 APEX_CODE,DEBUG\n12:00:00.1 (1)|USER_DEBUG|[1]|DEBUG|h\u00e9llo\n"
+        self.sim.control("/control/add", {
+            "apexlogs": [
+                {"Id": "07LSIM0000000001", "StartTime": "2026-11-30T01:00:00Z",
+                 "body": body, "Username": "a@x.com"},
+                {"Id": "07LSIM0000000002", "StartTime": "2026-11-30T01:00:00Z",
+                 "body": "two", "Username": "b@x.com", "Status": "Assertion Failed"},
+                {"Id": "07LSIM0000000003", "StartTime": "2026-11-30T02:00:00Z",
+                 "body": "three", "Username": "a@x.com", "LogLength": 99999999}],
+            "traceflags": [
+                {"Id": "7tfSIM01", "ExpirationDate": "2999-01-01T00:00:00Z"},
+                {"Id": "7tfSIM02", "ExpirationDate": "2001-01-01T00:00:00Z"}]})
+        q = ("SELECT Id, LogUserId, LogLength, Operation, Request, Status, StartTime, "
+             "Application, DurationMilliseconds, Location FROM ApexLog WHERE "
+             "(StartTime > 2026-11-30T01:00:00.000Z OR (StartTime = 2026-11-30T01:00:00.000Z "
+             "AND Id > '07LSIM0000000001')) AND LogUser.Username IN ('a@x.com', 'b@x.com') "
+             "ORDER BY StartTime ASC, Id ASC LIMIT 200")
+        status, doc = self.sim.query(q, self.token, tooling=True)
+        self.assertEqual(status, 200, doc)
+        self.assertEqual(self.ids(doc), ["07LSIM0000000002", "07LSIM0000000003"])
+        rec = doc["records"][0]
+        self.assertEqual(rec["LogLength"], 3)
+        self.assertEqual(rec["StartTime"], "2026-11-30T01:00:00.000+0000")
+        self.assertEqual(rec["attributes"]["type"], "ApexLog")
+        self.assertNotIn("LogUser.Username", rec)
+        status, doc = self.sim.query(q.replace("'b@x.com'", "'nobody'"), self.token,
+                                     tooling=True)
+        self.assertEqual(self.ids(doc), ["07LSIM0000000003"])
+        # Tooling objects are not REST objects
+        status, doc = self.sim.query(q, self.token)
+        self.assertEqual((status, doc[0]["errorCode"]), (400, "INVALID_TYPE"))
+        status, doc = self.sim.query("SELECT Id FROM TraceFlag WHERE ExpirationDate > "
+                                     "2026-12-01T00:00:00Z LIMIT 200", self.token,
+                                     tooling=True)
+        self.assertEqual(self.ids(doc), ["7tfSIM01"])
+        # the body: exact bytes, counted; 404 for an unknown log; bearer auth as elsewhere
+        path = V + "/tooling/sobjects/ApexLog/07LSIM0000000001/Body"
+        status, headers, got = self.sim.call("GET", path, token=self.token)
+        self.assertEqual((status, got), (200, body.encode()))
+        self.assertTrue(headers["Content-Type"].startswith("text/plain"))
+        status, _, _ = self.sim.call("GET", path)
+        self.assertEqual(status, 401)
+        status, _, err = self.sim.call("GET", V + "/tooling/sobjects/ApexLog/07Lnope/Body",
+                                       token=self.token)
+        self.assertEqual((status, json.loads(err)[0]["errorCode"]), (404, "NOT_FOUND"))
+        # a fault for one log leaves the others alone
+        self.sim.control("/control/fault", {"match": "apexlog_body", "id": "07LSIM0000000002",
+                                            "status": 503, "error_code": "SERVER_UNAVAILABLE"})
+        status, _, _ = self.sim.call("GET", path, token=self.token)
+        self.assertEqual(status, 200)
+        status, _, _ = self.sim.call("GET", path.replace("0001", "0002"), token=self.token)
+        self.assertEqual(status, 503)
+        status, _, got = self.sim.call("GET", path.replace("0001", "0002"), token=self.token)
+        self.assertEqual((status, got), (200, b"two"))
+        # bodies served (past the auth check and the faults); every request is in "requests"
+        stats = self.sim.control("/control/stats", method="GET")
+        self.assertEqual(stats["apexlog_bodies"],
+                         {"07LSIM0000000001": 2, "07LSIM0000000002": 1, "07Lnope": 1})
+        self.assertEqual(sum(1 for r in stats["requests"] if r["path"].endswith("/Body")), 6)
+
     # --- faults ---
 
     def test_fault_count_and_fifo(self):

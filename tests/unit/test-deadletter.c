@@ -11,6 +11,7 @@
 
 #include "sfl-autocleanups.h"
 #include "sfl-deadletter.h"
+#include "sfl-error.h"
 #include "sfl-test-coordinator.h"
 #include "sfl-test-files.h"
 
@@ -105,7 +106,7 @@ test_append_reopen(Fixture *fx, gconstpointer data)
 	g_assert_no_error(error);
 	bytes = sfl_deadletter_get_bytes(dl);
 	g_assert_cmpuint(bytes, >, 0);
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
 	for (guint i = 0; i < 2; i++)
 		sfl_entry_unref(entries[i]);
 
@@ -129,7 +130,7 @@ test_append_reopen(Fixture *fx, gconstpointer data)
 	md = json_array_get(json_object_get(r, "metadata"), 0);
 	g_assert_cmpstr(json_string_value(json_array_get(md, 0)), ==, "event_id");
 	g_assert_cmpstr(json_string_value(json_array_get(md, 1)), ==, "e-1");
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
 }
 
 static void
@@ -157,7 +158,7 @@ test_bound_by_size(Fixture *fx, gconstpointer data)
 	g_assert_cmpint(json_integer_value(json_object_get(last, "timestamp_ns")), ==, 1000 + 399);
 	first = g_ptr_array_index(records, 0);
 	g_assert_cmpint(json_integer_value(json_object_get(first, "timestamp_ns")), >, 1000);
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
 }
 
 static void
@@ -184,7 +185,7 @@ test_bound_by_age(Fixture *fx, gconstpointer data)
 	sfl_deadletter_enforce_bounds(dl);
 	g_assert_cmpuint(sfl_deadletter_get_evicted_segments(dl), ==, before - 1);
 	g_assert_cmpuint(sfl_deadletter_get_n_segments(dl), ==, 1);
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
 }
 
 static void
@@ -200,7 +201,7 @@ test_damaged_segment(Fixture *fx, gconstpointer data)
 	dl = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
 	g_assert_no_error(error);
 	append_lines(fx, dl, 2, 10, "bad_request");
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
 
 	/* a hand-edited or torn segment: garbage, a non-object and a cut-off last line */
 	bad = sfl_test_write_file(
@@ -217,11 +218,28 @@ test_damaged_segment(Fixture *fx, gconstpointer data)
 	/* the damaged segment sorts oldest */
 	g_assert_cmpstr(json_string_value(json_object_get(g_ptr_array_index(records, 0), "line")),
 			==, "kept");
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
+}
+
+static const gchar *
+record_line(GPtrArray *records, guint i)
+{
+	return json_string_value(json_object_get(g_ptr_array_index(records, i), "line"));
 }
 
 static void
-test_rewrite(Fixture *fx, gconstpointer data)
+append_named(Fixture *fx, SflDeadletter *dl, const gchar *line, const gchar *reason)
+{
+	g_autoptr(GError) error = NULL;
+	SflEntry *entry = make_entry(fx, 5000, line);
+	g_assert_true(sfl_deadletter_append_entries(dl, &entry, 1, reason, NULL, &error));
+	g_assert_no_error(error);
+	sfl_entry_unref(entry);
+}
+
+/* purge keeps what it is told to keep, written before the claimed segments go */
+static void
+test_claim_settle(Fixture *fx, gconstpointer data)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GPtrArray) all = NULL;
@@ -234,17 +252,23 @@ test_rewrite(Fixture *fx, gconstpointer data)
 	g_assert_no_error(error);
 	append_lines(fx, dl, 30, 1000, "bad_request");
 	append_lines(fx, dl, 5, 10, "line_too_long");
-	all = sfl_deadletter_read_all(dl, NULL);
+	all = sfl_deadletter_claim(dl, NULL, &error);
+	g_assert_no_error(error);
 	g_assert_cmpuint(all->len, ==, 35);
+	/* claimed: a reader sees none of it while the claim runs */
+	{
+		g_autoptr(GPtrArray) during = sfl_deadletter_read_all(dl, NULL);
+		g_assert_cmpuint(during->len, ==, 0);
+	}
 	for (guint i = 0; i < all->len; i++) {
 		json_t *r = g_ptr_array_index(all, i);
 		if (g_strcmp0(json_string_value(json_object_get(r, "reason")), "line_too_long") ==
 		    0)
 			g_ptr_array_add(keep, r);
 	}
-	g_assert_true(sfl_deadletter_rewrite(dl, keep, &error));
+	g_assert_true(sfl_deadletter_settle_claim(dl, keep, &error));
 	g_assert_no_error(error);
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
 
 	dl = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
 	g_assert_no_error(error);
@@ -254,7 +278,118 @@ test_rewrite(Fixture *fx, gconstpointer data)
 		g_assert_cmpstr(
 			json_string_value(json_object_get(g_ptr_array_index(left, i), "reason")),
 			==, "line_too_long");
-	sfl_deadletter_free(dl);
+	sfl_deadletter_unref(dl);
+}
+
+/*
+ * A daemon keeps appending while the CLI replays: what it wrote after the claim is neither
+ * claimed nor lost, and what the claim took does not come back with its next append.
+ */
+static void
+test_claim_beside_appender(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) claimed = NULL;
+	g_autoptr(GPtrArray) keep = g_ptr_array_new();
+	g_autoptr(GPtrArray) left = NULL;
+	SflDeadletter *daemon, *cli;
+
+	(void)data;
+	daemon = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
+	g_assert_no_error(error);
+	append_named(fx, daemon, "a1", "line_too_long");
+	append_named(fx, daemon, "a2", "line_too_long");
+	append_named(fx, daemon, "a3", "line_too_long");
+
+	cli = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
+	g_assert_no_error(error);
+	claimed = sfl_deadletter_claim(cli, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(claimed->len, ==, 3);
+
+	append_named(fx, daemon, "b1", "too_old");
+	append_named(fx, daemon, "b2", "too_old");
+
+	g_ptr_array_add(keep, g_ptr_array_index(claimed, 1)); /* a2 was refused again */
+	g_assert_true(sfl_deadletter_settle_claim(cli, keep, &error));
+	g_assert_no_error(error);
+	sfl_deadletter_unref(cli);
+
+	left = sfl_deadletter_read_all(daemon, NULL);
+	g_assert_cmpuint(left->len, ==, 3);
+	{
+		g_autoptr(GHashTable) lines = g_hash_table_new(g_str_hash, g_str_equal);
+		for (guint i = 0; i < left->len; i++)
+			g_hash_table_add(lines, (gpointer)record_line(left, i));
+		g_assert_true(g_hash_table_contains(lines, "a2"));
+		g_assert_true(g_hash_table_contains(lines, "b1"));
+		g_assert_true(g_hash_table_contains(lines, "b2"));
+	}
+	sfl_deadletter_unref(daemon);
+}
+
+/* one claimer at a time; an abort puts everything back */
+static void
+test_claim_exclusive_abort(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) first = NULL;
+	g_autoptr(GPtrArray) second = NULL;
+	g_autoptr(GPtrArray) after = NULL;
+	SflDeadletter *a, *b;
+
+	(void)data;
+	a = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
+	g_assert_no_error(error);
+	append_named(fx, a, "only", "too_old");
+	b = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
+	g_assert_no_error(error);
+
+	first = sfl_deadletter_claim(a, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(first->len, ==, 1);
+	second = sfl_deadletter_claim(b, NULL, &error);
+	g_assert_null(second);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_CONFLICT);
+	g_assert_nonnull(strstr(error->message, "claim.lock"));
+	g_clear_error(&error);
+
+	sfl_deadletter_abort_claim(a);
+	after = sfl_deadletter_read_all(b, NULL);
+	g_assert_cmpuint(after->len, ==, 1);
+	g_assert_cmpstr(record_line(after, 0), ==, "only");
+	sfl_deadletter_unref(a);
+	sfl_deadletter_unref(b);
+}
+
+/* a claimer that died mid-replay leaves claimed-* files: the next claim takes them back */
+static void
+test_claim_recovers_dead_claimer(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) records = NULL;
+	g_autofree gchar *orphan = NULL;
+	SflDeadletter *dl;
+
+	(void)data;
+	dl = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
+	g_assert_no_error(error);
+	append_named(fx, dl, "kept-by-daemon", "too_old");
+	orphan = sfl_test_write_file(fx->dir,
+				     "claimed-seg-00000000000000000001-0000abcd-000000.jsonl",
+				     "{\"line\":\"orphan\",\"reason\":\"too_old\"}\n");
+	/* readers do not see a claimed segment */
+	{
+		g_autoptr(GPtrArray) seen = sfl_deadletter_read_all(dl, NULL);
+		g_assert_cmpuint(seen->len, ==, 1);
+	}
+	records = sfl_deadletter_claim(dl, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(records->len, ==, 2);
+	g_assert_cmpstr(record_line(records, 0), ==, "orphan");
+	g_assert_cmpuint(sfl_test_warnings_count("did not finish"), >=, 1);
+	sfl_deadletter_abort_claim(dl);
+	sfl_deadletter_unref(dl);
 }
 
 int
@@ -267,6 +402,9 @@ main(int argc, char **argv)
 	ADD("/deadletter/bound-by-size", test_bound_by_size);
 	ADD("/deadletter/bound-by-age", test_bound_by_age);
 	ADD("/deadletter/damaged-segment", test_damaged_segment);
-	ADD("/deadletter/rewrite", test_rewrite);
+	ADD("/deadletter/claim-settle", test_claim_settle);
+	ADD("/deadletter/claim-beside-appender", test_claim_beside_appender);
+	ADD("/deadletter/claim-exclusive-abort", test_claim_exclusive_abort);
+	ADD("/deadletter/claim-recovers-dead-claimer", test_claim_recovers_dead_claimer);
 	return g_test_run();
 }

@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <glib/gstdio.h>
+
 #include "sfl-egress.h"
 #include "sfl-error.h"
 #include "sfl-memory-store.h"
@@ -638,11 +640,18 @@ test_pipeline_budget_drop(Fixture *fx, gconstpointer data)
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflLabels) prod = sfl_labels_intern(fx->interner, pairs, 3, &error);
 	g_autofree gchar *key = NULL;
+	g_autofree gchar *tmpdir = g_dir_make_tmp("sfl-test-egress-XXXXXX", NULL);
+	g_autofree gchar *dldir = g_build_filename(tmpdir, "deadletter", NULL);
+	g_autoptr(SflDeadletter) dl = NULL;
 
 	g_assert_no_error(error);
+	dl = sfl_deadletter_open(dldir, 1 << 20, 0, fx->clock, &error);
+	g_assert_no_error(error);
+	sfl_deadletter_set_metrics(dl, fx->metrics);
 	fx->config.daily_byte_budget = 10;
 	fx->config.budget_action = SFL_BUDGET_ACTION_DROP;
 	fx_pipeline(fx);
+	sfl_pipeline_set_deadletter(fx->pipeline, dl);
 	fx_offer(fx, SFL_LANE_BULK, "0123456789", "k", "1");
 	{
 		g_autoptr(SflEntry) entry = sfl_entry_new(1, prod, "x", -1, NULL, 0, "k", "2");
@@ -660,6 +669,29 @@ test_pipeline_budget_drop(Fixture *fx, gconstpointer data)
 	key = fx_committed(fx, "k");
 	g_assert_cmpstr(key, ==, "3");
 	g_assert_cmpuint(logged_count("W egress:", "dropping batches"), ==, 1);
+	/* a budget drop is kept for a replay once the budget allows, with its stream */
+	{
+		g_autoptr(GPtrArray) kept = sfl_deadletter_read_all(dl, NULL);
+		const gchar *reason_values[] = { "budget", NULL };
+		const gchar *reason_names[] = { "reason", NULL };
+
+		g_assert_cmpuint(kept->len, ==, 3);
+		for (guint i = 0; i < kept->len; i++)
+			g_assert_cmpstr(
+				json_string_value(json_object_get(kept->pdata[i], "reason")), ==,
+				"budget");
+		g_assert_cmpstr(json_string_value(json_object_get(
+					json_object_get(kept->pdata[1], "labels"), "event_type")),
+				==, "API");
+		g_assert_cmpstr(json_string_value(json_object_get(kept->pdata[1], "org")), ==,
+				"prod");
+		g_assert_cmpfloat(
+			sfl_series_get(sfl_metric_family_series(
+				sfl_metrics_counter(fx->metrics, "sf2loki_deadletter_entries", NULL,
+						    reason_names),
+				reason_values)),
+			==, 3);
+	}
 
 	/* a batch that fits still goes out */
 	fx_offer(fx, SFL_LANE_BULK, "small", "k", "4");
@@ -667,6 +699,17 @@ test_pipeline_budget_drop(Fixture *fx, gconstpointer data)
 	FX_WAIT_FOR(fx->commits->len == 2);
 	g_assert_cmpuint(fx->sink->pushes->len, ==, 1);
 	g_assert_cmpuint(sfl_test_sink_accepted(fx->sink, "small"), ==, 1);
+	g_clear_object(&fx->pipeline);
+	{
+		g_autoptr(GDir) d = g_dir_open(dldir, 0, NULL);
+		const gchar *name;
+		while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+			g_autofree gchar *path = g_build_filename(dldir, name, NULL);
+			g_remove(path);
+		}
+		g_rmdir(dldir);
+		g_rmdir(tmpdir);
+	}
 }
 
 /* SFL-0004 through the pipeline: both lanes pause on the shared budget and both resume */

@@ -58,6 +58,33 @@ test_refused(void)
 	}
 }
 
+/* backfill values: the original's rendered back as they are, in_flight in its sorted place */
+static void
+test_backfill_format(void)
+{
+	const gchar *original = "{\"done_ids\": [\"0ATXX0000000001\", \"0ATXX0000000002\"], "
+				"\"last_created\": \"2026-11-30T03:00:00.000+0000\"}";
+	const gchar *ours = "{\"done_ids\": [], \"in_flight\": {\"id\": \"0ATXX0000000003\", "
+			    "\"rows\": 17}, \"last_created\": \"2026-01-01T00:00:00Z\"}";
+	const gchar *const refused[] = {
+		"[]",
+		"{\"done_ids\": {}, \"last_created\": \"2026-11-30T03:00:00Z\"}",
+		"{\"done_ids\": [1], \"last_created\": \"2026-11-30T03:00:00Z\"}",
+		"{\"done_ids\": [], \"last_created\": \"tomorrow\"}",
+	};
+	g_autofree gchar *a = sfl_elf_backfill_cursor_normalize(original);
+	g_autofree gchar *b = sfl_elf_backfill_cursor_normalize(ours);
+	g_autofree gchar *empty = sfl_elf_backfill_cursor_normalize("{}");
+
+	g_assert_cmpstr(a, ==, original);
+	g_assert_cmpstr(b, ==, ours);
+	g_assert_cmpstr(empty, ==, "{\"done_ids\": [], \"last_created\": \"\"}");
+	for (gsize i = 0; i < G_N_ELEMENTS(refused); i++) {
+		g_autofree gchar *got = sfl_elf_backfill_cursor_normalize(refused[i]);
+		g_assert_null(got);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -65,5 +92,6 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/elf-cursor/original-format", test_original_format);
 	g_test_add_func("/sfl/elf-cursor/in-flight", test_in_flight);
 	g_test_add_func("/sfl/elf-cursor/refused", test_refused);
+	g_test_add_func("/sfl/elf-cursor/backfill-format", test_backfill_format);
 	return g_test_run();
 }

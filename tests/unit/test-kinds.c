@@ -133,6 +133,7 @@ test_source_enabled(void)
 	} flags[] = {
 		{ "eventlogfile", &s.eventlogfile.enabled },
 		{ "eventlog_objects", &s.eventlog_objects.enabled },
+		{ "apexlog", &s.apexlog.enabled },
 		{ "pubsub", &s.pubsub.enabled },
 	};
 
@@ -168,7 +169,7 @@ test_unknown_names(void)
 	g_assert_nonnull(strstr(error->message, "'etcd_lease'"));
 	g_clear_error(&error);
 
-	g_assert_null(sfl_source_kind_lookup("apexlog", &error));
+	g_assert_null(sfl_source_kind_lookup("etcd", &error));
 	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
 	g_assert_nonnull(strstr(error->message, "sources"));
 	g_clear_error(&error);

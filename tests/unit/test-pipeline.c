@@ -560,6 +560,35 @@ test_commit_retry(Fixture *fx, gconstpointer data)
 	g_assert_cmpstr(got, ==, "2");
 }
 
+/* serial commits (backfill): the next push waits until the last commit landed, retries too */
+static void
+test_commit_serial(Fixture *fx, gconstpointer data)
+{
+	TestFlakyStore *flaky = g_object_new(TEST_TYPE_FLAKY_STORE, NULL);
+	g_autofree gchar *got = NULL;
+
+	flaky->failures = 2;
+	g_object_unref(fx->store);
+	fx->store = SFL_CHECKPOINT_STORE(flaky);
+	fx->config.max_entries = 1;
+	fx_start(fx);
+	sfl_pipeline_set_serial_commits(fx->pipeline, TRUE);
+	fx_offer(fx, SFL_LANE_BULK, "a1", "k", "1");
+	fx_offer(fx, SFL_LANE_BULK, "a2", "k", "2");
+	FX_WAIT_FOR(fx_counters(fx).commit_retries == 1);
+	while (fx_counters(fx).commits == 0) {
+		/* a2 is not pushed while a1's checkpoint is not in the store */
+		g_assert_cmpuint(fx_counters(fx).pushed_entries, ==, 1);
+		fx_advance(fx, G_USEC_PER_SEC / 10);
+		FX_WAIT_FOR(!sfl_pipeline_has_commit_in_flight(fx->pipeline));
+	}
+	FX_WAIT_FOR(fx_counters(fx).commits == 2);
+	g_assert_cmpuint(fx_counters(fx).pushed_entries, ==, 2);
+	g_assert_cmpuint(fx_counters(fx).commit_retries, ==, 2);
+	got = test_flaky_store_get(flaky, "k");
+	g_assert_cmpstr(got, ==, "2");
+}
+
 /*
  * Issue 19 item 7: a store that keeps failing is visible. Every failed commit is counted by
  * store and reason, the first of a streak is a warning, then one summary a minute and a
@@ -1371,6 +1400,7 @@ main(int argc, char **argv)
 	ADD("/sfl/pipeline/commit/markers-alone", test_commit_markers_alone);
 	ADD("/sfl/pipeline/commit/key-order", test_commit_key_order);
 	ADD("/sfl/pipeline/commit/retry", test_commit_retry);
+	ADD("/sfl/pipeline/commit/serial", test_commit_serial);
 	ADD("/sfl/pipeline/commit/failing-degrades", test_commit_failing_degrades);
 	ADD("/sfl/pipeline/commit/failure-reasons", test_commit_failure_reasons);
 	ADD("/sfl/pipeline/commit/fenced-counted", test_commit_fenced_counted);
