@@ -663,27 +663,19 @@ static void
 sfl_pipeline_deadletter(SflPipeline *self, SflLane lane, SflEntry *const *entries,
 			const gchar *const *reasons, guint n)
 {
-	g_autoptr(GPtrArray) records = NULL;
+	g_autofree const gchar **orgs = NULL;
 	g_autoptr(GError) error = NULL;
 
 	if (self->deadletter == NULL || n == 0)
 		return;
-	records = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
-	for (guint i = 0; i < n; i++) {
-		if (entries[i]->checkpoint_only)
-			continue;
-		g_ptr_array_add(records,
-				sfl_deadletter_record_new(
-					self->deadletter, entries[i], reasons[i],
-					entries[i]->labels != NULL
-						? sfl_labels_lookup(entries[i]->labels, "org")
-						: NULL));
-	}
-	if (!sfl_deadletter_append(self->deadletter, (json_t *const *)records->pdata, records->len,
-				   &error))
+	orgs = g_new0(const gchar *, n + 1);
+	for (guint i = 0; i < n; i++)
+		orgs[i] = entries[i]->labels != NULL ? sfl_labels_lookup(entries[i]->labels, "org")
+						     : NULL;
+	if (!sfl_deadletter_append_refused(self->deadletter, entries, reasons, orgs, n, &error))
 		g_warning("%s lane: %u refused entries could not be kept in the dead-letter store "
 			  "and are lost: %s",
-			  sfl_lane_to_string(lane), records->len, error->message);
+			  sfl_lane_to_string(lane), n, error->message);
 }
 
 /**

@@ -16,6 +16,7 @@
 #include "sfl-error.h"
 #include "sfl-platform-glib.h"
 #include "sfl-platform.h"
+#include "sfl-pyjson.h"
 
 #define SEGMENT_PREFIX "seg-"
 #define SEGMENT_SUFFIX ".jsonl"
@@ -24,7 +25,7 @@
 #define CLAIM_LOCK   "claim.lock"
 /* each append rewrites the open segment, so it stays small: the cost of a batch is bounded */
 #define SEGMENT_MIN_BYTES (16 * 1024)
-#define SEGMENT_MAX_BYTES (4 * 1024 * 1024)
+#define SEGMENT_MAX_BYTES (1024 * 1024)
 /* one append batch may carry a segment past its cap (it rolls on the next one) */
 #define SEGMENT_READ_LIMIT (64 * 1024 * 1024)
 
@@ -413,41 +414,37 @@ sfl_deadletter_record_new(SflDeadletter *self, const SflEntry *entry, const gcha
 	return record;
 }
 
-gboolean
-sfl_deadletter_append(SflDeadletter *self, json_t *const *records, guint n_records, GError **error)
+/*
+ * Writes @batch (whole lines) durably; @reasons (one per record) feed the entries counter.
+ * Each append rewrites the open segment, so a batch that would carry it past its cap starts
+ * a new one: what a batch costs stays near its own size (bench-deadletter). A replay or purge
+ * that claimed our open segment (renamed it away) also means a new one: rewriting it would
+ * bring back what the claim took.
+ */
+static gboolean
+append_batch(SflDeadletter *self, const GString *batch, const gchar *const *reasons, guint n,
+	     GError **error)
 {
 	Segment *seg;
 	gsize before;
 
-	if (n_records == 0)
-		return TRUE;
-	/*
-	 * a replay or purge claimed our open segment (renamed it away): rewriting it would bring
-	 * back what it took, so the batch starts a new one
-	 */
-	if (open_segment(self)->bytes >= self->segment_cap ||
-	    (open_segment(self)->bytes > 0 &&
+	if (open_segment(self)->bytes > 0 &&
+	    (open_segment(self)->bytes + batch->len > self->segment_cap ||
 	     !g_file_test(open_segment(self)->path, G_FILE_TEST_EXISTS)))
 		begin_segment(self);
 	seg = open_segment(self);
 	before = self->open_text->len;
-	for (guint i = 0; i < n_records; i++) {
-		g_autofree gchar *text = json_dumps(records[i], JSON_COMPACT | JSON_ENSURE_ASCII);
-		g_string_append(self->open_text, text);
-		g_string_append_c(self->open_text, '\n');
-	}
+	g_string_append_len(self->open_text, batch->str, (gssize)batch->len);
 	if (!write_segment(seg->path, self->open_text, error)) {
 		g_string_truncate(self->open_text, before);
 		if (self->failures_series != NULL)
 			sfl_series_inc(self->failures_series);
 		return FALSE;
 	}
-	for (guint i = 0; self->entries_family != NULL && i < n_records; i++) {
-		const gchar *reason = json_string_value(json_object_get(records[i], "reason"));
+	for (guint i = 0; self->entries_family != NULL && i < n; i++)
 		sfl_series_inc(sfl_metric_family_series(
 			self->entries_family,
-			(const gchar *[]){ reason != NULL ? reason : "unknown" }));
-	}
+			(const gchar *[]){ reasons[i] != NULL ? reasons[i] : "unknown" }));
 	seg->bytes = self->open_text->len;
 	seg->newest_usec = sfl_clock_wall_usec(self->clock);
 	sfl_deadletter_enforce_bounds(self);
@@ -455,16 +452,122 @@ sfl_deadletter_append(SflDeadletter *self, json_t *const *records, guint n_recor
 }
 
 gboolean
+sfl_deadletter_append(SflDeadletter *self, json_t *const *records, guint n_records, GError **error)
+{
+	g_autoptr(GString) batch = g_string_new(NULL);
+	g_autofree const gchar **reasons = g_new0(const gchar *, n_records + 1);
+
+	if (n_records == 0)
+		return TRUE;
+	for (guint i = 0; i < n_records; i++) {
+		g_autofree gchar *text = json_dumps(records[i], JSON_COMPACT | JSON_ENSURE_ASCII);
+		g_string_append(batch, text);
+		g_string_append_c(batch, '\n');
+		reasons[i] = json_string_value(json_object_get(records[i], "reason"));
+	}
+	return append_batch(self, batch, reasons, n_records, error);
+}
+
+/* a JSON string of possibly invalid UTF-8: invalid bytes become U+FFFD, as jansson would refuse */
+static void
+append_json_string(GString *out, const gchar *s, gssize len)
+{
+	gsize n = len < 0 ? strlen(s) : (gsize)len;
+
+	if (g_utf8_validate_len(s, n, NULL)) {
+		sfl_json_append_utf8(out, s, n);
+	} else {
+		g_autofree gchar *valid = g_utf8_make_valid(s, (gssize)n);
+		sfl_json_append_utf8(out, valid, strlen(valid));
+	}
+}
+
+static void
+append_json_string_or_null(GString *out, const gchar *s)
+{
+	if (s == NULL)
+		g_string_append(out, "null");
+	else
+		append_json_string(out, s, -1);
+}
+
+/*
+ * One record as a line, written directly: the refused batches of a budget drop come a
+ * thousand entries at a time, and building jansson objects for them cost ten times the I/O
+ * (bench-deadletter). The reader is jansson, so the two cannot drift apart unnoticed
+ * (test-deadletter reads every field back).
+ */
+static void
+append_record_text(GString *out, const SflEntry *entry, const gchar *reason, const gchar *org,
+		   gint64 now_usec)
+{
+	g_string_append(out, "{\"labels\":{");
+	if (entry->labels != NULL) {
+		for (guint i = 0; i < sfl_labels_get_n_pairs(entry->labels); i++) {
+			const SflLabelPair *p = sfl_labels_get_pair(entry->labels, i);
+			if (i > 0)
+				g_string_append_c(out, ',');
+			append_json_string(out, p->name, -1);
+			g_string_append_c(out, ':');
+			append_json_string(out, p->value, -1);
+		}
+	}
+	g_string_append_printf(
+		out, "},\"timestamp_ns\":%" G_GINT64_FORMAT ",\"line\":", entry->timestamp_ns);
+	append_json_string(out, entry->line, (gssize)entry->line_len);
+	g_string_append(out, ",\"metadata\":[");
+	for (guint i = 0; i < entry->n_metadata; i++) {
+		if (i > 0)
+			g_string_append_c(out, ',');
+		g_string_append_c(out, '[');
+		append_json_string(out, entry->metadata[i].name, -1);
+		g_string_append_c(out, ',');
+		append_json_string(out, entry->metadata[i].value, -1);
+		g_string_append_c(out, ']');
+	}
+	g_string_append(out, "],\"reason\":");
+	append_json_string(out, reason != NULL ? reason : "unknown", -1);
+	g_string_append(out, ",\"checkpoint_key\":");
+	append_json_string_or_null(out, entry->checkpoint_key);
+	g_string_append(out, ",\"org\":");
+	append_json_string_or_null(out, org);
+	g_string_append_printf(out, ",\"captured_usec\":%" G_GINT64_FORMAT "}\n", now_usec);
+}
+
+gboolean
+sfl_deadletter_append_refused(SflDeadletter *self, SflEntry *const *entries,
+			      const gchar *const *reasons, const gchar *const *orgs,
+			      guint n_entries, GError **error)
+{
+	g_autoptr(GString) batch = g_string_new(NULL);
+	g_autofree const gchar **kept = g_new0(const gchar *, n_entries + 1);
+	gint64 now = sfl_clock_wall_usec(self->clock);
+	guint n = 0;
+
+	for (guint i = 0; i < n_entries; i++) {
+		if (entries[i]->checkpoint_only)
+			continue;
+		append_record_text(batch, entries[i], reasons[i], orgs != NULL ? orgs[i] : NULL,
+				   now);
+		kept[n++] = reasons[i];
+	}
+	if (n == 0)
+		return TRUE;
+	return append_batch(self, batch, kept, n, error);
+}
+
+gboolean
 sfl_deadletter_append_entries(SflDeadletter *self, SflEntry *const *entries, guint n_entries,
 			      const gchar *reason, const gchar *org, GError **error)
 {
-	g_autoptr(GPtrArray) records = g_ptr_array_new_with_free_func((GDestroyNotify)json_decref);
+	g_autofree const gchar **reasons = g_new0(const gchar *, n_entries + 1);
+	g_autofree const gchar **orgs = g_new0(const gchar *, n_entries + 1);
+
 	for (guint i = 0; i < n_entries; i++) {
-		if (!entries[i]->checkpoint_only)
-			g_ptr_array_add(records,
-					sfl_deadletter_record_new(self, entries[i], reason, org));
+		reasons[i] = reason;
+		orgs[i] = org;
 	}
-	return sfl_deadletter_append(self, (json_t *const *)records->pdata, records->len, error);
+	return sfl_deadletter_append_refused(self, entries, reasons, orgs, n_entries, error);
 }
 
 guint
@@ -492,6 +595,22 @@ sfl_deadletter_parse_segment(const gchar *data, gsize len, GPtrArray *out)
 	return bad;
 }
 
+/* the records of one segment file into @out; returns its damaged lines, warned about as @name */
+static guint
+read_records(const gchar *path, const gchar *name, GPtrArray *out)
+{
+	gsize len = 0;
+	g_autofree gchar *data = read_segment(path, &len);
+	guint bad;
+
+	if (data == NULL)
+		return 0;
+	bad = sfl_deadletter_parse_segment(data, len, out);
+	if (bad > 0)
+		g_warning("dead-letter segment %s: %u damaged line(s) skipped", name, bad);
+	return bad;
+}
+
 GPtrArray *
 sfl_deadletter_read_all(SflDeadletter *self, guint *n_skipped)
 {
@@ -501,20 +620,10 @@ sfl_deadletter_read_all(SflDeadletter *self, guint *n_skipped)
 	rescan(self);
 	for (guint i = 0; i < self->segments->len; i++) {
 		Segment *seg = g_ptr_array_index(self->segments, i);
-		g_autofree gchar *data = NULL;
-		gsize len = 0;
-		guint bad;
 
 		if (seg->bytes == 0)
 			continue;
-		data = read_segment(seg->path, &len);
-		if (data == NULL)
-			continue;
-		bad = sfl_deadletter_parse_segment(data, len, out);
-		if (bad > 0)
-			g_warning("dead-letter segment %s: %u damaged line(s) skipped", seg->path,
-				  bad);
-		skipped += bad;
+		skipped += read_records(seg->path, seg->path, out);
 	}
 	if (n_skipped != NULL)
 		*n_skipped = skipped;
@@ -586,23 +695,13 @@ sfl_deadletter_claim(SflDeadletter *self, guint *n_skipped, GError **error)
 		g_autofree gchar *base = g_path_get_basename(seg->path);
 		g_autofree gchar *claimed = g_strconcat(CLAIM_PREFIX, base, NULL);
 		g_autofree gchar *target = g_build_filename(self->dir, claimed, NULL);
-		g_autofree gchar *data = NULL;
-		gsize len = 0;
-		guint bad;
 
 		/* an appender that finds its open segment gone starts a new one: the rename is
 		 * the whole hand-over */
 		if (g_rename(seg->path, target) != 0)
 			continue;
 		g_ptr_array_add(self->claimed, g_strdup(target));
-		data = read_segment(target, &len);
-		if (data == NULL)
-			continue;
-		bad = sfl_deadletter_parse_segment(data, len, out);
-		if (bad > 0)
-			g_warning("dead-letter segment %s: %u damaged line(s) skipped", seg->path,
-				  bad);
-		skipped += bad;
+		skipped += read_records(target, seg->path, out);
 	}
 	/* ours went too (a CLI's own is empty): the next append begins a fresh one */
 	g_ptr_array_set_size(self->segments, 0);

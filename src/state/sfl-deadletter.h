@@ -52,7 +52,12 @@ json_t *sfl_deadletter_record_new(SflDeadletter *self, const SflEntry *entry, co
 /* writes @records (borrowed) durably as one batch, then applies the bounds */
 gboolean
 sfl_deadletter_append(SflDeadletter *self, json_t *const *records, guint n_records, GError **error);
-/* sfl_deadletter_record_new() for each entry with one @reason, then one append */
+/* the records of @entries, each with its own @reasons[i] and @orgs[i] (@orgs nullable), as
+ * one append; checkpoint-only entries are skipped */
+gboolean sfl_deadletter_append_refused(SflDeadletter *self, SflEntry *const *entries,
+				       const gchar *const *reasons, const gchar *const *orgs,
+				       guint n_entries, GError **error);
+/* sfl_deadletter_append_refused() with one @reason and @org for all */
 gboolean
 sfl_deadletter_append_entries(SflDeadletter *self, SflEntry *const *entries, guint n_entries,
 			      const gchar *reason, const gchar *org, GError **error);

@@ -115,25 +115,11 @@ fx_setup(Fixture *fx, gconstpointer data)
 }
 
 static void
-rm_rf(const gchar *path)
-{
-	g_autoptr(GDir) dir = g_dir_open(path, 0, NULL);
-	if (dir != NULL) {
-		const gchar *name;
-		while ((name = g_dir_read_name(dir)) != NULL) {
-			g_autofree gchar *child = g_build_filename(path, name, NULL);
-			rm_rf(child);
-		}
-	}
-	g_remove(path);
-}
-
-static void
 fx_teardown(Fixture *fx, gconstpointer data)
 {
 	(void)data;
 	if (fx->tmpdir != NULL)
-		rm_rf(fx->tmpdir);
+		sfl_test_rmtree(fx->tmpdir);
 	g_free(fx->tmpdir);
 	g_free(fx->dir);
 	g_free(fx->config_path);

@@ -270,18 +270,9 @@ fx_teardown(Fixture *fx, gconstpointer data)
 	g_clear_pointer(&fx->last_value, g_hash_table_unref);
 	g_clear_pointer(&fx->rejected, g_ptr_array_unref);
 	g_clear_pointer(&fx->deadletter, sfl_deadletter_unref);
-	if (fx->tmpdir != NULL) {
-		g_autofree gchar *dir = g_build_filename(fx->tmpdir, "deadletter", NULL);
-		g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-		const gchar *name;
-		while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
-			g_autofree gchar *path = g_build_filename(dir, name, NULL);
-			g_remove(path);
-		}
-		g_rmdir(dir);
-		g_rmdir(fx->tmpdir);
-		g_free(fx->tmpdir);
-	}
+	if (fx->tmpdir != NULL)
+		sfl_test_rmtree(fx->tmpdir);
+	g_free(fx->tmpdir);
 	g_clear_pointer(&fx->labels[0], sfl_labels_unref);
 	g_clear_pointer(&fx->labels[1], sfl_labels_unref);
 	g_clear_pointer(&fx->interner, sfl_labels_interner_unref);

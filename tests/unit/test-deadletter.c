@@ -133,6 +133,45 @@ test_append_reopen(Fixture *fx, gconstpointer data)
 	sfl_deadletter_unref(dl);
 }
 
+/*
+ * Lines as a source may hand them over: quotes, control characters, non-ASCII and bytes that
+ * are not UTF-8 come back readable (jansson is the reader), the invalid bytes as U+FFFD, and
+ * the record is not counted as damaged. Checkpoint-only entries are not records at all.
+ */
+static void
+test_awkward_lines(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) records = NULL;
+	SflEntry *entries[] = {
+		make_entry(fx, 1, "say \"hi\"\t\\ \x01 caf\xc3\xa9"),
+		make_entry(fx, 2, "bad \xff\xfe bytes"),
+		sfl_entry_new_checkpoint_only(3, "elf:Login", "c"),
+	};
+	const gchar *reasons[] = { "line_too_long", "bad_request", "permanent" };
+	SflDeadletter *dl;
+	guint skipped = 99;
+
+	(void)data;
+	dl = sfl_deadletter_open(fx->dir, 1024 * 1024, 0, fx->clock, &error);
+	g_assert_no_error(error);
+	g_assert_true(sfl_deadletter_append_refused(dl, entries, reasons, NULL, 3, &error));
+	g_assert_no_error(error);
+	records = sfl_deadletter_read_all(dl, &skipped);
+	g_assert_cmpuint(skipped, ==, 0);
+	g_assert_cmpuint(records->len, ==, 2);
+	g_assert_cmpstr(json_string_value(json_object_get(records->pdata[0], "line")), ==,
+			"say \"hi\"\t\\ \x01 caf\xc3\xa9");
+	g_assert_cmpstr(json_string_value(json_object_get(records->pdata[1], "line")), ==,
+			"bad \xef\xbf\xbd\xef\xbf\xbd bytes");
+	g_assert_cmpstr(json_string_value(json_object_get(records->pdata[1], "reason")), ==,
+			"bad_request");
+	g_assert_true(json_is_null(json_object_get(records->pdata[1], "org")));
+	for (guint i = 0; i < G_N_ELEMENTS(entries); i++)
+		sfl_entry_unref(entries[i]);
+	sfl_deadletter_unref(dl);
+}
+
 static void
 test_bound_by_size(Fixture *fx, gconstpointer data)
 {
@@ -399,6 +438,7 @@ main(int argc, char **argv)
 	(void)sfl_test_warnings_record(TRUE);
 #define ADD(path, fn) g_test_add(path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 	ADD("/deadletter/append-reopen", test_append_reopen);
+	ADD("/deadletter/awkward-lines", test_awkward_lines);
 	ADD("/deadletter/bound-by-size", test_bound_by_size);
 	ADD("/deadletter/bound-by-age", test_bound_by_age);
 	ADD("/deadletter/damaged-segment", test_damaged_segment);
