@@ -11,6 +11,7 @@
 typedef struct {
 	gchar *version;
 	gint64 changed_at; /* monotonic, when this replica saw the version change */
+	guint missed;	   /* complete listings in a row without this record */
 } SflMemberSeen;
 
 struct _SflMemberView {
@@ -60,6 +61,7 @@ sfl_member_view_observe(SflMemberView *view, gint64 now_usec, const SflMemberRec
 	g_autoptr(GHashTable) listed = g_hash_table_new(g_str_hash, g_str_equal);
 	GHashTableIter it;
 	gpointer holder = NULL;
+	gpointer value = NULL;
 
 	view->observed_at = now_usec;
 	for (guint i = 0; i < n_records; i++) {
@@ -73,17 +75,27 @@ sfl_member_view_observe(SflMemberView *view, gint64 now_usec, const SflMemberRec
 			seen = g_new0(SflMemberSeen, 1);
 			g_hash_table_insert(view->seen, g_strdup(records[i].holder), seen);
 		} else if (g_strcmp0(seen->version, records[i].version) == 0) {
+			seen->missed = 0;
 			continue;
 		}
+		seen->missed = 0;
 		g_free(seen->version);
 		seen->version = g_strdup(records[i].version);
 		seen->changed_at = now_usec;
 	}
-	/* a record that is gone was removed by its owner's clean stop or by a cleanup */
+	/*
+	 * A record gone from two listings in a row was removed by its owner's clean stop or by a
+	 * cleanup. Gone from one may be a renewal caught mid-replace where the platform's
+	 * replace is not atomic for a directory reader (wine unlinks, then renames): that member
+	 * stays, judged by its age as before.
+	 */
 	g_hash_table_iter_init(&it, view->seen);
-	while (g_hash_table_iter_next(&it, &holder, NULL))
-		if (!g_hash_table_contains(listed, holder))
+	while (g_hash_table_iter_next(&it, &holder, &value)) {
+		SflMemberSeen *seen = value;
+
+		if (!g_hash_table_contains(listed, holder) && ++seen->missed >= 2)
 			g_hash_table_iter_remove(&it);
+	}
 }
 
 void

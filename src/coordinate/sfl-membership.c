@@ -144,6 +144,33 @@ sfl_file_member_boolean_finish(SflMemberStore *store, GAsyncResult *result, GErr
 	return g_task_propagate_boolean(G_TASK(result), error);
 }
 
+/*
+ * One record's text. A peer renews by replacing its file, and where the replace is not atomic
+ * for readers (wine deletes, then renames) the file is briefly missing: a few short retries
+ * tell that from a clean leave, which removes it for good.
+ */
+static SflPlatformStatus
+sfl_file_member_read(const gchar *path, gchar **text)
+{
+	SflPlatformStatus status = SFL_PLATFORM_ERR_IO;
+
+	for (guint attempt = 0; attempt < 4; attempt++) {
+		SflPlatformError perr = { 0 };
+		char *data = NULL;
+		size_t len = 0;
+
+		if (attempt > 0)
+			g_usleep(10 * 1000); /* a worker thread, never the loop */
+		status = sfl_platform_read_file(path, 64 * 1024, &data, &len, &perr);
+		if (status == SFL_PLATFORM_OK) {
+			*text = g_strndup(data, len);
+			sfl_platform_free(data);
+			return status;
+		}
+	}
+	return status;
+}
+
 /* every `*.json` that reads as a record; anything else in the directory is not a member */
 static void
 sfl_file_member_list_thread(GTask *task, gpointer source, gpointer data, GCancellable *c)
@@ -176,8 +203,18 @@ sfl_file_member_list_thread(GTask *task, gpointer source, gpointer data, GCancel
 		if (!g_str_has_suffix(name, ".json"))
 			continue;
 		path = g_build_filename(job->dir, name, NULL);
-		if (!g_file_get_contents(path, &text, NULL, NULL))
-			continue; /* removed since the listing, or a temp file going away */
+		switch (sfl_file_member_read(path, &text)) {
+		case SFL_PLATFORM_OK:
+			break;
+		case SFL_PLATFORM_ERR_NOT_FOUND:
+			continue; /* removed since the listing */
+		default:
+			/* a record there but unreadable: this round cannot tell who is live */
+			g_ptr_array_unref(entries);
+			g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
+						"cannot read the membership record %s", path);
+			return;
+		}
 		doc = json_loads(text, 0, NULL);
 		if (json_unpack(doc, "{s:s, s:I}", "holder", &holder, "seq", &seq) == 0) {
 			SflMemberEntry *entry = g_new0(SflMemberEntry, 1);

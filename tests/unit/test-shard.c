@@ -233,7 +233,10 @@ test_view_cannot_tell_is_not_gone(void)
 	g_assert_cmpuint(dead->len, ==, 0);
 }
 
-/* a record that disappears is forgotten at once; a long-stale one is offered for cleanup */
+/*
+ * a record gone from two listings in a row is forgotten (one may be a replace caught midway);
+ * a long-stale one is offered for cleanup
+ */
 static void
 test_view_removed_and_dead(void)
 {
@@ -245,6 +248,18 @@ test_view_removed_and_dead(void)
 	g_autoptr(GPtrArray) dead = NULL;
 
 	sfl_member_view_observe(view, 0, both, G_N_ELEMENTS(both));
+	sfl_member_view_observe(view, G_USEC_PER_SEC / 2, only_b, G_N_ELEMENTS(only_b));
+	{
+		g_autofree gchar *once = live_at(view, G_USEC_PER_SEC / 2);
+		g_assert_cmpstr(once, ==, "a,b");
+	}
+	/* back in the next listing: it never left */
+	sfl_member_view_observe(view, G_USEC_PER_SEC * 3 / 4, both, G_N_ELEMENTS(both));
+	sfl_member_view_observe(view, G_USEC_PER_SEC * 7 / 8, only_b, G_N_ELEMENTS(only_b));
+	{
+		g_autofree gchar *again = live_at(view, G_USEC_PER_SEC * 7 / 8);
+		g_assert_cmpstr(again, ==, "a,b");
+	}
 	sfl_member_view_observe(view, G_USEC_PER_SEC, only_b, G_N_ELEMENTS(only_b));
 	after = live_at(view, G_USEC_PER_SEC);
 	/* not confirmed itself yet: a starting replica is no member until its record landed */
