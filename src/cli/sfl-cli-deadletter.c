@@ -256,6 +256,27 @@ typedef struct {
  * store) or kept. A whole-batch rejection is retried entry by entry so one bad entry keeps
  * only itself; a retryable failure is tried again with backoff, then stops the replay.
  */
+static gboolean
+replay_backoff_cb(gpointer user_data)
+{
+	*(gboolean *)user_data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/* waits on the main context, not in a sleep: the curl loop and its timers keep running */
+static void
+replay_backoff(gint64 delay_usec)
+{
+	gboolean fired = FALSE;
+	GSource *timer = g_timeout_source_new((guint)(delay_usec / 1000));
+
+	g_source_set_callback(timer, replay_backoff_cb, &fired, NULL);
+	g_source_attach(timer, NULL);
+	while (!fired)
+		g_main_context_iteration(NULL, TRUE);
+	g_source_unref(timer);
+}
+
 static void
 replay_part(SflSink *sink, GPtrArray *records, guint start, guint n,
 	    const SflDeadletterOptions *opts, SflLabelsInterner *interner, GPtrArray *keep,
@@ -302,7 +323,8 @@ replay_part(SflSink *sink, GPtrArray *records, guint start, guint n,
 			break;
 		fprintf(stderr, "sf2loki: Loki answered %u (%s); trying again\n", result->status,
 			result->reason != NULL ? result->reason : "retry");
-		g_usleep((gulong)MIN(G_USEC_PER_SEC << attempt, 16 * G_USEC_PER_SEC));
+		if (attempt + 1 < SFL_DEADLETTER_REPLAY_TRIES)
+			replay_backoff(MIN(G_USEC_PER_SEC << attempt, 16 * G_USEC_PER_SEC));
 	}
 	if (result == NULL || result->outcome == SFL_SINK_RETRY ||
 	    result->outcome == SFL_SINK_FATAL) {
@@ -340,10 +362,16 @@ replay_part(SflSink *sink, GPtrArray *records, guint start, guint n,
 	/* REJECTED (or a partial answer that names nothing usable) */
 	if (pushed->len > 1) {
 		for (guint i = start; i < start + n; i++) {
-			if (g_ptr_array_find(pushed, g_ptr_array_index(records, i), NULL))
-				replay_part(sink, records, i, 1, opts, interner, keep, counts);
+			json_t *r = g_ptr_array_index(records, i);
+
+			/* one not pushed was unreadable, and kept already */
+			if (!g_ptr_array_find(pushed, r, NULL))
+				continue;
+			/* the replay gave up: what it did not get to stays in the store */
 			if (counts->failed)
-				break;
+				g_ptr_array_add(keep, r);
+			else
+				replay_part(sink, records, i, 1, opts, interner, keep, counts);
 		}
 		return;
 	}

@@ -145,28 +145,22 @@ sfl_file_member_boolean_finish(SflMemberStore *store, GAsyncResult *result, GErr
 }
 
 /*
- * One record's text. A peer renews by replacing its file, and where the replace is not atomic
- * for readers (wine deletes, then renames) the file is briefly missing: a few short retries
- * tell that from a clean leave, which removes it for good.
+ * One record's text, read once. A peer renews by replacing its file, and where the replace is
+ * not atomic for readers (wine deletes, then renames) the file is briefly missing: that reads
+ * as NOT_FOUND and the record is left out of this listing only, which the view tolerates (it
+ * forgets a member after two listings in a row without it), so no retry is needed to tell a
+ * renewal from a clean leave.
  */
 static SflPlatformStatus
-sfl_file_member_read(const gchar *path, gchar **text)
+sfl_file_member_read(const gchar *path, gchar **text, SflPlatformError *perr)
 {
-	SflPlatformStatus status = SFL_PLATFORM_ERR_IO;
+	char *data = NULL;
+	size_t len = 0;
+	SflPlatformStatus status = sfl_platform_read_file(path, 64 * 1024, &data, &len, perr);
 
-	for (guint attempt = 0; attempt < 4; attempt++) {
-		SflPlatformError perr = { 0 };
-		char *data = NULL;
-		size_t len = 0;
-
-		if (attempt > 0)
-			g_usleep(10 * 1000); /* a worker thread, never the loop */
-		status = sfl_platform_read_file(path, 64 * 1024, &data, &len, &perr);
-		if (status == SFL_PLATFORM_OK) {
-			*text = g_strndup(data, len);
-			sfl_platform_free(data);
-			return status;
-		}
+	if (status == SFL_PLATFORM_OK) {
+		*text = g_strndup(data, len);
+		sfl_platform_free(data);
 	}
 	return status;
 }
@@ -196,6 +190,7 @@ sfl_file_member_list_thread(GTask *task, gpointer source, gpointer data, GCancel
 	while ((name = g_dir_read_name(dir)) != NULL) {
 		g_autofree gchar *path = NULL;
 		g_autofree gchar *text = NULL;
+		SflPlatformError perr = { 0 };
 		json_t *doc = NULL;
 		const gchar *holder = NULL;
 		json_int_t seq = 0;
@@ -203,16 +198,17 @@ sfl_file_member_list_thread(GTask *task, gpointer source, gpointer data, GCancel
 		if (!g_str_has_suffix(name, ".json"))
 			continue;
 		path = g_build_filename(job->dir, name, NULL);
-		switch (sfl_file_member_read(path, &text)) {
+		switch (sfl_file_member_read(path, &text, &perr)) {
 		case SFL_PLATFORM_OK:
 			break;
 		case SFL_PLATFORM_ERR_NOT_FOUND:
-			continue; /* removed since the listing */
+			continue; /* removed since the listing, or a renewal caught mid-replace */
 		default:
 			/* a record there but unreadable: this round cannot tell who is live */
 			g_ptr_array_unref(entries);
 			g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
-						"cannot read the membership record %s", path);
+						"cannot read the membership record: %s",
+						perr.message);
 			return;
 		}
 		doc = json_loads(text, 0, NULL);
