@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "sfl-app.h"
@@ -27,6 +28,7 @@
 #include "sfl-object-store.h"
 #include "sfl-s3-client.h"
 #include "sfl-lease-doc.h"
+#include "sfl-membership.h"
 #include "sfl-platform.h"
 #include "sfl-pubsub-source.h"
 
@@ -362,6 +364,54 @@ sfl_app_build_gcs_lease(const SflConfig *config, SflCurlLoop *loop, const gchar 
 		l->holder_id != NULL && l->holder_id[0] != '\0' ? l->holder_id : holder, clock);
 }
 
+/* --- sharding (coordinate.sharding) ---------------------------------------------------- */
+
+/* beside the single lease, on the storage every replica shares: <path>.members/ */
+static SflMemberStore *
+sfl_app_file_lease_members(const SflConfig *config, SflCurlLoop *loop, GError **error)
+{
+	const SflFileLeaseConfig *l = &config->data.coordinate.file_lease;
+	g_autofree gchar *dir = g_strconcat(l->path, ".members", NULL);
+
+	if (g_mkdir_with_parents(dir, 0750) != 0) {
+		gint saved = errno;
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+			    "coordinate.sharding: cannot create the membership directory %s: %s",
+			    dir, g_strerror(saved));
+		return NULL;
+	}
+	return sfl_file_member_store_new(dir);
+}
+
+/* a unit's name as one file name on every platform (':' and '/' are escaped) */
+static gchar *
+sfl_app_unit_file_name(const gchar *unit)
+{
+	return g_uri_escape_string(unit, NULL, FALSE);
+}
+
+/* one lease file per unit in <path>.units/, under the rules of the single lease file */
+static SflCoordinator *
+sfl_app_file_lease_unit(const SflConfig *config, SflCurlLoop *loop, const gchar *holder,
+			const gchar *unit, GError **error)
+{
+	const SflFileLeaseConfig *l = &config->data.coordinate.file_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autofree gchar *dir = g_strconcat(l->path, ".units", NULL);
+	g_autofree gchar *name = sfl_app_unit_file_name(unit);
+	g_autofree gchar *base = g_strconcat(name, ".lease", NULL);
+	g_autofree gchar *path = g_build_filename(dir, base, NULL);
+
+	if (g_mkdir_with_parents(dir, 0750) != 0) {
+		gint saved = errno;
+		g_set_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+			    "coordinate.sharding: cannot create the unit lease directory %s: %s",
+			    dir, g_strerror(saved));
+		return NULL;
+	}
+	return sfl_file_lease_coordinator_new(path, l->ttl, l->renew_interval, holder, clock, NULL);
+}
+
 /* --- is a live daemon writing the store? (`sf2loki state`) ------------------------------ */
 
 /* the store's own lock answers this when it is opened */
@@ -444,7 +494,8 @@ static const SflCoordinatorKind sfl_app_coordinator_kinds[] = {
 	{ "noop", "coordinate", sfl_app_build_noop, FALSE, sfl_app_noop_no_writer, NULL,
 	  sfl_probe_noop_coordinator },
 	{ "file_lease", "coordinate.file_lease", sfl_app_build_file_lease, TRUE,
-	  sfl_app_file_lease_no_writer, NULL, sfl_probe_file_lease },
+	  sfl_app_file_lease_no_writer, NULL, sfl_probe_file_lease, sfl_app_file_lease_members,
+	  sfl_app_file_lease_unit },
 	{ "k8s_lease", "coordinate.k8s_lease", sfl_app_build_k8s_lease, TRUE,
 	  sfl_app_k8s_lease_no_writer, sfl_app_k8s_lease_check_deferred, sfl_probe_k8s_lease },
 	{ "s3_lease", "coordinate.s3_lease", sfl_app_build_s3_lease, TRUE,
@@ -528,11 +579,104 @@ sfl_app_elf_idle(const SflSourcesConfig *s)
 	return s->eventlogfile.enabled ? NULL : "sources.eventlogfile.enabled is false";
 }
 
+/*
+ * A sharded unit's source reads one item of its kind's list: a copy of the kind's section with
+ * that list narrowed, kept alive by the source it was built for (sources keep their section).
+ */
+typedef struct {
+	SflPubsubConfig pubsub;
+	SflEventLogFileConfig eventlogfile;
+	SflEventLogObjectsConfig objects;
+	GStrv topics;	  /* (owned) */
+	GPtrArray *items; /* (owned) borrowed entries of the configured list */
+} SflAppNarrowed;
+
+static void
+sfl_app_narrowed_free(gpointer data)
+{
+	SflAppNarrowed *n = data;
+
+	g_strfreev(n->topics);
+	g_clear_pointer(&n->items, g_ptr_array_unref);
+	g_free(n);
+}
+
+static SflSource *
+sfl_app_keep_narrowed(SflSource *source, SflAppNarrowed *narrowed)
+{
+	if (source == NULL)
+		sfl_app_narrowed_free(narrowed);
+	else
+		g_object_set_data_full(G_OBJECT(source), "sfl-app-narrowed", narrowed,
+				       sfl_app_narrowed_free);
+	return source;
+}
+
+/* "<prefix><item>" of a unit: the item, or NULL when @unit is not of this prefix */
+static const gchar *
+sfl_app_unit_item(const gchar *unit, const gchar *prefix)
+{
+	return unit != NULL && g_str_has_prefix(unit, prefix) ? unit + strlen(prefix) : NULL;
+}
+
+/* "*" reads every type the org has, found at run time: one unit, the whole source */
+#define SFL_APP_ELF_ALL_TYPES "eventlogfile:*"
+
+static gboolean
+sfl_app_elf_has_wildcard(const SflSourcesConfig *s)
+{
+	const GPtrArray *types = s->eventlogfile.event_types;
+
+	for (guint i = 0; types != NULL && i < types->len; i++)
+		if (g_str_equal(((const SflElfTypeConfig *)g_ptr_array_index(types, i))->name, "*"))
+			return TRUE;
+	return types == NULL || types->len == 0;
+}
+
+static void
+sfl_app_elf_units(const SflSourcesConfig *s, GPtrArray *out)
+{
+	const GPtrArray *types = s->eventlogfile.event_types;
+
+	if (sfl_app_elf_has_wildcard(s)) {
+		g_ptr_array_add(out, g_strdup(SFL_APP_ELF_ALL_TYPES));
+		return;
+	}
+	for (guint i = 0; i < types->len; i++) {
+		const SflElfTypeConfig *tc = g_ptr_array_index(types, i);
+		g_autofree gchar *unit = g_strconcat("eventlogfile:", tc->name, NULL);
+
+		if (s->eventlogfile.exclude != NULL &&
+		    g_strv_contains((const gchar *const *)s->eventlogfile.exclude, tc->name))
+			continue;
+		if (!g_ptr_array_find_with_equal_func(out, unit, g_str_equal, NULL))
+			g_ptr_array_add(out, g_steal_pointer(&unit));
+	}
+}
+
 static SflSource *
 sfl_app_elf_build(const SflSourceBuildArgs *a, GError **error)
 {
-	return SFL_SOURCE(
-		sfl_elf_source_new(a->rest, &a->sources->eventlogfile, a->sources, a->salt, error));
+	const gchar *item = sfl_app_unit_item(a->unit, "eventlogfile:");
+	SflAppNarrowed *n = NULL;
+
+	if (item == NULL || g_str_equal(a->unit, SFL_APP_ELF_ALL_TYPES))
+		return SFL_SOURCE(sfl_elf_source_new(a->rest, &a->sources->eventlogfile, a->sources,
+						     a->salt, error));
+	n = g_new0(SflAppNarrowed, 1);
+	n->eventlogfile = a->sources->eventlogfile;
+	n->items = g_ptr_array_new();
+	for (guint i = 0; i < a->sources->eventlogfile.event_types->len; i++) {
+		SflElfTypeConfig *tc = g_ptr_array_index(a->sources->eventlogfile.event_types, i);
+		if (g_str_equal(tc->name, item)) {
+			g_ptr_array_add(n->items, tc);
+			break;
+		}
+	}
+	n->eventlogfile.event_types = n->items;
+	return sfl_app_keep_narrowed(SFL_SOURCE(sfl_elf_source_new(a->rest, &n->eventlogfile,
+								   a->sources, a->salt, error)),
+				     n);
 }
 
 static gboolean
@@ -550,11 +694,42 @@ sfl_app_objects_idle(const SflSourcesConfig *s)
 					   : "sources.eventlog_objects.enabled is false";
 }
 
+static void
+sfl_app_objects_units(const SflSourcesConfig *s, GPtrArray *out)
+{
+	for (guint i = 0; i < s->eventlog_objects.objects->len; i++) {
+		const SflEventLogObjectConfig *oc =
+			g_ptr_array_index(s->eventlog_objects.objects, i);
+		g_autofree gchar *unit = g_strconcat("eventlog_objects:", oc->name, NULL);
+
+		if (!g_ptr_array_find_with_equal_func(out, unit, g_str_equal, NULL))
+			g_ptr_array_add(out, g_steal_pointer(&unit));
+	}
+}
+
 static SflSource *
 sfl_app_objects_build(const SflSourceBuildArgs *a, GError **error)
 {
-	return SFL_SOURCE(
-		sfl_objects_source_new(a->rest, &a->sources->eventlog_objects, a->salt, error));
+	const gchar *item = sfl_app_unit_item(a->unit, "eventlog_objects:");
+	SflAppNarrowed *n = NULL;
+
+	if (item == NULL)
+		return SFL_SOURCE(sfl_objects_source_new(a->rest, &a->sources->eventlog_objects,
+							 a->salt, error));
+	n = g_new0(SflAppNarrowed, 1);
+	n->objects = a->sources->eventlog_objects;
+	n->items = g_ptr_array_new();
+	for (guint i = 0; i < a->sources->eventlog_objects.objects->len; i++) {
+		SflEventLogObjectConfig *oc =
+			g_ptr_array_index(a->sources->eventlog_objects.objects, i);
+		if (g_str_equal(oc->name, item)) {
+			g_ptr_array_add(n->items, oc);
+			break;
+		}
+	}
+	n->objects.objects = n->items;
+	return sfl_app_keep_narrowed(
+		SFL_SOURCE(sfl_objects_source_new(a->rest, &n->objects, a->salt, error)), n);
 }
 
 static gboolean
@@ -567,6 +742,12 @@ static const gchar *
 sfl_app_apexlog_idle(const SflSourcesConfig *s)
 {
 	return s->apexlog.enabled ? NULL : "sources.apexlog.enabled is false";
+}
+
+static void
+sfl_app_apexlog_units(const SflSourcesConfig *s, GPtrArray *out)
+{
+	g_ptr_array_add(out, g_strdup("apexlog"));
 }
 
 static SflSource *
@@ -600,11 +781,42 @@ sfl_app_pubsub_idle(const SflSourcesConfig *s)
 	return "sources.pubsub.include/exclude leave none of sources.pubsub.topics";
 }
 
+/* "*" resolves topics at run time: the whole source is then one unit */
+#define SFL_APP_PUBSUB_DISCOVERY "pubsub:*"
+
+static void
+sfl_app_pubsub_units(const SflSourcesConfig *s, GPtrArray *out)
+{
+	g_autoptr(GPtrArray) topics = NULL;
+
+	if (s->pubsub.topics != NULL &&
+	    g_strv_contains((const gchar *const *)s->pubsub.topics, "*")) {
+		g_ptr_array_add(out, g_strdup(SFL_APP_PUBSUB_DISCOVERY));
+		return;
+	}
+	topics = sfl_pubsub_explicit_topics(&s->pubsub);
+	for (guint i = 0; i < topics->len; i++)
+		g_ptr_array_add(out, g_strconcat("pubsub:", topics->pdata[i], NULL));
+}
+
 static SflSource *
 sfl_app_pubsub_build(const SflSourceBuildArgs *a, GError **error)
 {
-	return SFL_SOURCE(sfl_pubsub_source_new(a->auth, a->rest, &a->sources->pubsub, a->sources,
-						a->org_id, a->salt, error));
+	const gchar *item = sfl_app_unit_item(a->unit, "pubsub:");
+	SflAppNarrowed *n = NULL;
+
+	if (item == NULL || g_str_equal(a->unit, SFL_APP_PUBSUB_DISCOVERY))
+		return SFL_SOURCE(sfl_pubsub_source_new(a->auth, a->rest, &a->sources->pubsub,
+							a->sources, a->org_id, a->salt, error));
+	n = g_new0(SflAppNarrowed, 1);
+	n->pubsub = a->sources->pubsub;
+	n->topics = g_new0(gchar *, 2);
+	n->topics[0] = g_strdup(item);
+	n->pubsub.topics = n->topics;
+	return sfl_app_keep_narrowed(
+		SFL_SOURCE(sfl_pubsub_source_new(a->auth, a->rest, &n->pubsub, a->sources,
+						 a->org_id, a->salt, error)),
+		n);
 }
 
 /* the sources of an org, in the order a term starts them: a new source is its folder in
@@ -612,16 +824,17 @@ sfl_app_pubsub_build(const SflSourceBuildArgs *a, GError **error)
 static const SflSourceKind sfl_app_source_kinds[] = {
 	/* the EventLogFile source reads every type when none is listed: enabled is wanted */
 	{ "eventlogfile", "sources.eventlogfile", sfl_app_elf_wanted, sfl_app_elf_wanted,
-	  sfl_app_elf_idle, sfl_app_elf_build, NULL, sfl_elf_source_describe_checkpoint },
+	  sfl_app_elf_idle, sfl_app_elf_build, NULL, sfl_elf_source_describe_checkpoint,
+	  sfl_app_elf_units },
 	{ "eventlog_objects", "sources.eventlog_objects", sfl_app_objects_enabled,
 	  sfl_app_objects_wanted, sfl_app_objects_idle, sfl_app_objects_build, NULL,
-	  sfl_objects_source_describe_checkpoint },
+	  sfl_objects_source_describe_checkpoint, sfl_app_objects_units },
 	{ "apexlog", "sources.apexlog", sfl_app_apexlog_enabled, sfl_app_apexlog_enabled,
-	  sfl_app_apexlog_idle, sfl_app_apexlog_build, NULL,
-	  sfl_apexlog_source_describe_checkpoint },
+	  sfl_app_apexlog_idle, sfl_app_apexlog_build, NULL, sfl_apexlog_source_describe_checkpoint,
+	  sfl_app_apexlog_units },
 	{ "pubsub", "sources.pubsub", sfl_app_pubsub_enabled, sfl_app_pubsub_wanted,
 	  sfl_app_pubsub_idle, sfl_app_pubsub_build, sfl_probe_pubsub,
-	  sfl_pubsub_source_describe_checkpoint },
+	  sfl_pubsub_source_describe_checkpoint, sfl_app_pubsub_units },
 };
 
 /* --- lookups --------------------------------------------------------------------------- */

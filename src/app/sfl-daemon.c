@@ -17,6 +17,7 @@
 #include "sfl-health-server.h"
 #include "sfl-kinds.h"
 #include "sfl-leadership.h"
+#include "sfl-sharding.h"
 #include "sfl-term.h"
 #include "sfl-log.h"
 #include "sfl-metrics.h"
@@ -77,6 +78,7 @@ struct _SflDaemon {
 	SflOtlpExporter *otlp; /* service.telemetry; NULL when off */
 	SflOrgs *orgs;
 	SflLeadership *leadership;
+	SflSharding *sharding;	   /* coordinate.sharding: in place of the leadership */
 	SflTerm *term;		   /* the current leadership term, or NULL */
 	GPtrArray *stopping_terms; /* ended terms still draining */
 	SflEgress *egress;	   /* sink.loki.egress, shared by every term; NULL when unset */
@@ -150,6 +152,21 @@ sfl_daemon_leadership_stopped_cb(GObject *source, GAsyncResult *result, gpointer
 		sfl_daemon_finish(self, "stop requested");
 }
 
+static gboolean sfl_daemon_start_sharding(SflDaemon *self, GError **error);
+
+static void
+sfl_daemon_sharding_stopped_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	SflDaemon *self = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!sfl_sharding_stop_finish(self->sharding, result, &error))
+		g_warning("leaving the sharded group: %s", error->message);
+	self->pending_stops--;
+	if (self->pending_stops == 0 && self->state == SFL_DAEMON_STATE_STOPPING)
+		sfl_daemon_finish(self, "stop requested");
+}
+
 static gboolean
 sfl_daemon_stop_cb(gpointer user_data)
 {
@@ -172,6 +189,11 @@ sfl_daemon_stop_cb(gpointer user_data)
 		/* gives up the lease (if held) after the run of this term stopped */
 		self->pending_stops++;
 		sfl_leadership_stop_async(self->leadership, sfl_daemon_leadership_stopped_cb, self);
+	}
+	if (self->sharding != NULL) {
+		/* every unit drains and commits, then its lease goes */
+		self->pending_stops++;
+		sfl_sharding_stop_async(self->sharding, sfl_daemon_sharding_stopped_cb, self);
 	}
 	if (self->pending_stops == 0) {
 		sfl_daemon_finish(self, "stop requested");
@@ -589,6 +611,20 @@ sfl_daemon_health_ready(gpointer user_data, gchar **reason)
 		*reason = g_strdup("not ready: stopping");
 		return FALSE;
 	}
+	if (self->sharding != NULL) {
+		/* a member is ready whether it owns units or none (docs/deployment/scale-out.md) */
+		if (!sfl_sharding_is_member(self->sharding)) {
+			*reason = g_strdup("not ready: not a live member of the sharded group yet");
+			return FALSE;
+		}
+		*reason = sfl_daemon_degraded(self);
+		if (*reason == NULL && self->deadletter != NULL &&
+		    sfl_deadletter_is_filling(self->deadletter))
+			*reason = g_strdup_printf(
+				"warning: dead-letter store %u%% full (state.deadletter.max_bytes)",
+				sfl_deadletter_fill_percent(self->deadletter));
+		return *reason == NULL || g_str_has_prefix(*reason, "warning:");
+	}
 	if (self->leadership == NULL) {
 		*reason = g_strdup("not ready");
 		return FALSE;
@@ -622,7 +658,14 @@ sfl_daemon_refresh_gauges(gpointer user_data)
 
 	if (self->term != NULL)
 		sfl_pipeline_get_counters(sfl_term_get_pipeline(self->term), &counters);
-	sfl_series_set(self->leader_gauge, self->term != NULL ? 1 : 0);
+	else if (self->sharding != NULL)
+		sfl_sharding_get_counters(self->sharding, &counters);
+	/* sharded: this replica leads some of the work */
+	sfl_series_set(self->leader_gauge,
+		       self->term != NULL || (self->sharding != NULL &&
+					      sfl_sharding_get_n_owned(self->sharding) > 0)
+			       ? 1
+			       : 0);
 	sfl_series_set(self->queue_gauge, counters.queue_depth[SFL_LANE_BULK] +
 						  counters.queue_depth[SFL_LANE_STREAMING]);
 }
@@ -738,10 +781,15 @@ sfl_daemon_health_status(gpointer user_data)
 		json_integer((g_get_monotonic_time() - self->started_at) / G_USEC_PER_SEC));
 	json_object_set_new(
 		doc, "readiness",
-		json_string(self->leadership != NULL
-				    ? sfl_readiness_to_string(
-					      sfl_leadership_get_readiness(self->leadership))
-				    : "starting"));
+		json_string(
+			self->leadership != NULL
+				? sfl_readiness_to_string(
+					  sfl_leadership_get_readiness(self->leadership))
+			: self->sharding != NULL
+				? (sfl_sharding_is_member(self->sharding) ? "ready" : "starting")
+				: "starting"));
+	if (self->sharding != NULL)
+		json_object_set_new(doc, "sharding", sfl_sharding_status(self->sharding));
 	/* the coordinator is built before the start-up probe; it is shown once it is contested */
 	if (self->leadership != NULL) {
 		const gchar *holder = sfl_coordinator_get_holder(self->coordinator);
@@ -751,8 +799,11 @@ sfl_daemon_health_status(gpointer user_data)
 				  (json_int_t)sfl_coordinator_get_epoch(self->coordinator),
 				  "leader", self->term != NULL));
 	}
-	if (self->term != NULL) {
-		sfl_pipeline_get_counters(sfl_term_get_pipeline(self->term), &c);
+	if (self->term != NULL || self->sharding != NULL) {
+		if (self->term != NULL)
+			sfl_pipeline_get_counters(sfl_term_get_pipeline(self->term), &c);
+		else
+			sfl_sharding_get_counters(self->sharding, &c);
 		pipeline = json_pack(
 			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"pushed_entries", (json_int_t)c.pushed_entries, "pushed_bytes",
@@ -856,6 +907,12 @@ sfl_daemon_can_reload(gpointer user_data, const gchar **why)
 {
 	SflDaemon *self = user_data;
 
+	if (self->state == SFL_DAEMON_STATE_RUNNING && self->sharding != NULL) {
+		/* the unit terms are not rebuilt on a reload yet: a restart applies a change */
+		*why = "sharded (coordinate.sharding.enabled): restart the replicas to apply "
+		       "changes";
+		return FALSE;
+	}
 	if (self->state == SFL_DAEMON_STATE_RUNNING && self->leadership != NULL)
 		return TRUE;
 	*why = self->state == SFL_DAEMON_STATE_RUNNING ? "starting" : "stopping";
@@ -940,6 +997,7 @@ sfl_daemon_dispose(GObject *object)
 	g_clear_pointer(&self->term, sfl_term_free);
 	g_clear_pointer(&self->stopping_terms, g_ptr_array_unref);
 	g_clear_object(&self->leadership);
+	g_clear_pointer(&self->sharding, sfl_sharding_free);
 	g_clear_object(&self->coordinator);
 	g_clear_pointer(&self->orgs, sfl_orgs_free);
 	g_clear_object(&self->sink);
@@ -1081,9 +1139,12 @@ sfl_daemon_start(SflDaemon *self, GError **error)
 	 * stays with the Loki sink's own requests
 	 */
 	self->curl_loop = sfl_curl_loop_new();
-	self->coordinator = sfl_app_build_coordinator(config, self->curl_loop, error);
-	if (self->coordinator == NULL)
-		return FALSE;
+	/* sharded, every unit has its own lease: there is no single one to build */
+	if (!config->data.coordinate.sharding.enabled) {
+		self->coordinator = sfl_app_build_coordinator(config, self->curl_loop, error);
+		if (self->coordinator == NULL)
+			return FALSE;
+	}
 	self->sink = sfl_app_build_sink(config, self->curl_loop, 0, error);
 	if (self->sink == NULL) {
 		g_prefix_error(error, "cannot set up the Loki sink: ");
@@ -1098,11 +1159,48 @@ sfl_daemon_start(SflDaemon *self, GError **error)
 	if (self->orgs == NULL)
 		return FALSE;
 	sfl_orgs_set_finished_func(self->orgs, sfl_daemon_source_finished, self);
+	if (config->data.coordinate.sharding.enabled)
+		return sfl_daemon_start_sharding(self, error);
 	self->leadership = sfl_leadership_new(self->store, self->coordinator,
 					      sfl_app_coordinator_is_fenced(config));
 	sfl_leadership_set_hooks(self->leadership, sfl_daemon_start_term, sfl_daemon_stop_term,
 				 sfl_daemon_status_changed, self);
 	sfl_leadership_start(self->leadership);
+	sfl_reload_watch(self->reload);
+	return TRUE;
+}
+
+static gboolean
+sfl_daemon_start_sharding(SflDaemon *self, GError **error)
+{
+	const SflPipelineCallbacks callbacks = {
+		.error = sfl_daemon_pipeline_error_cb,
+		.committed = sfl_daemon_pipeline_committed_cb,
+	};
+	SflShardingArgs args = {
+		.config = self->config,
+		.store = self->store,
+		.orgs = self->orgs,
+		.sink = self->sink,
+		.metrics = self->metrics,
+		.deadletter = self->deadletter,
+		.loop = self->curl_loop,
+		.context = self->context,
+		.callbacks = &callbacks,
+		.callback_data = self,
+	};
+
+	if (sfl_egress_config_is_active(&self->config->data.sink.loki.egress)) {
+		g_autoptr(SflClock) clock = sfl_clock_get_system();
+
+		self->egress = sfl_egress_new(&self->config->data.sink.loki.egress, clock);
+		sfl_egress_set_metrics(self->egress, self->metrics);
+	}
+	args.egress = self->egress;
+	self->sharding = sfl_sharding_new(&args, error);
+	if (self->sharding == NULL)
+		return FALSE;
+	sfl_sharding_start(self->sharding);
 	sfl_reload_watch(self->reload);
 	return TRUE;
 }
@@ -1156,10 +1254,11 @@ sfl_daemon_run(SflDaemon *self, GError **error)
 		g_propagate_error(error, g_steal_pointer(&local));
 		return FALSE;
 	}
-	if (self->leadership == NULL)
+	if (self->leadership == NULL && self->sharding == NULL)
 		return TRUE;
 
-	g_message("ready; contesting leadership");
+	g_message(self->sharding != NULL ? "ready; joining the sharded group"
+					 : "ready; contesting leadership");
 	{
 		/* the READY status says whether pings follow, so nobody has to wait to find out */
 		guint64 ping_ms = sfl_daemon_start_watchdog(self);

@@ -9,6 +9,7 @@
 #include "sfl-config.h"
 #include "sfl-coordinator.h"
 #include "sfl-curl-loop.h"
+#include "sfl-membership.h"
 #include "sfl-sf-auth.h"
 #include "sfl-sf-rest.h"
 #include "sfl-source.h"
@@ -94,6 +95,12 @@ typedef struct {
 	 * (NULL when it can) */
 	const gchar *(*check_deferred)(const SflConfig *config);
 	SflProbeFunc doctor_probe;
+	/* (nullable, both or neither): coordinate.sharding on this kind: where the group's
+	 * membership records live, and the lease of one work unit (@holder: this replica's) */
+	SflMemberStore *(*build_members)(const SflConfig *config, SflCurlLoop *loop,
+					 GError **error);
+	SflCoordinator *(*build_unit_lease)(const SflConfig *config, SflCurlLoop *loop,
+					    const gchar *holder, const gchar *unit, GError **error);
 } SflCoordinatorKind;
 
 /* what a source of one org is built from */
@@ -103,6 +110,9 @@ typedef struct {
 	const SflSourcesConfig *sources;
 	const gchar *org_id; /* (nullable): the probe's answer */
 	const gchar *salt;   /* sources.transform_salt, "" when unset */
+	/* (nullable): a sharded work unit: build only what this unit (one of the kind's `units`)
+	 * reads */
+	const gchar *unit;
 } SflSourceBuildArgs;
 
 typedef struct {
@@ -119,6 +129,9 @@ typedef struct {
 	SflProbeFunc doctor_probe;
 	/* claims the checkpoint keys the source writes and says what /statusz shows of them */
 	SflCheckpointDescribeFunc describe_checkpoint;
+	/* the work units of a wanted source (coordinate.sharding), each named by the checkpoint
+	 * key it writes, without the org prefix: appended to @out (element-type utf8) */
+	void (*units)(const SflSourcesConfig *sources, GPtrArray *out);
 } SflSourceKind;
 
 const SflStoreKind *sfl_store_kinds(guint *n_kinds);

@@ -246,7 +246,11 @@ sfl_orgs_rebind(SflOrgs *self, const SflConfig *config)
 {
 	const SflConfigData *d = &config->data;
 
-	g_return_if_fail(self->running->len == 0);
+	/*
+	 * A reload that changed nothing a term reads applies without a drain, so sources may be
+	 * running: they keep the section they were built from (the reload keeps every
+	 * configuration alive until the teardown) and the next term reads @config's.
+	 */
 	g_return_if_fail(sfl_orgs_same_orgs(self->config, config));
 	self->config = config;
 	if (d->orgs->len == 0) {
@@ -424,14 +428,20 @@ sfl_orgs_source_finished_cb(SflSource *source, gpointer user_data)
 		self->finished_func(self->finished_data);
 }
 
+/* "org=<name>:" in multi-org mode, "" for the one unnamed org */
+static gchar *
+sfl_orgs_key_prefix(SflOrg *org)
+{
+	return org->name[0] != '\0' ? g_strdup_printf("org=%s:", org->name) : g_strdup("");
+}
+
 static void
 sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *pipeline,
 		   SflCheckpointStore *store, SflMetrics *metrics)
 {
 	const SflConfigData *d = &self->config->data;
 	g_auto(GStrv) labels = sfl_orgs_static_labels(self, org);
-	g_autofree gchar *prefix =
-		org->name[0] != '\0' ? g_strdup_printf("org=%s:", org->name) : g_strdup("");
+	g_autofree gchar *prefix = sfl_orgs_key_prefix(org);
 	/* classified by name, as the original does (docs/sources/README.md, Lane) */
 	g_autoptr(SflLaneHandle) lane = sfl_pipeline_get_lane(
 		pipeline, g_str_equal(sfl_source_get_name(source), "pubsub") ? SFL_LANE_STREAMING
@@ -456,49 +466,170 @@ sfl_orgs_start_one(SflOrgs *self, SflSource *source, SflOrg *org, SflPipeline *p
 	sfl_source_start(source, &ctx);
 }
 
-void
-sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
-		       SflMetrics *metrics)
+static void
+sfl_orgs_ensure_guards(SflOrgs *self, SflOrg *org, SflMetrics *metrics)
 {
 	const SflLokiLabelCardinalityConfig *lc = &self->config->data.sink.loki.label_cardinality;
-	guint n_kinds = 0;
-	const SflSourceKind *kinds = sfl_source_kinds(&n_kinds);
 
 	if (self->label_guard == NULL && lc->max_values > 0 && lc->window > 0)
 		self->label_guard = sfl_label_guard_new((guint)MIN(lc->max_values, G_MAXUINT),
 							lc->window, self->clock, metrics);
+	if (org != NULL && org->sf->limits.enabled && metrics != NULL && org->limits == NULL)
+		org->limits =
+			sfl_sf_limits_new(org->rest, self->clock, org->sf->limits.poll_interval,
+					  metrics, org->name[0] != '\0' ? org->name : NULL);
+}
+
+/* builds one source of @kind for @org (@unit: NULL for the whole kind) and starts it */
+static SflSource *
+sfl_orgs_build_one(SflOrgs *self, SflOrg *org, const SflSourceKind *kind, const gchar *unit,
+		   SflPipeline *pipeline, SflCheckpointStore *store, SflMetrics *metrics)
+{
+	const SflSourceBuildArgs args = {
+		.auth = org->auth,
+		.rest = org->rest,
+		.sources = org->sources,
+		.org_id = org->org_id,
+		.salt = sfl_orgs_salt(org->sources),
+		.unit = unit,
+	};
+	g_autoptr(GError) error = NULL;
+	SflSource *source = kind->build(&args, &error);
+
+	/* checked at start-up already */
+	if (source == NULL) {
+		g_critical("%s: %s", kind->name, error->message);
+		return NULL;
+	}
+	sfl_orgs_start_one(self, source, org, pipeline, store, metrics);
+	return source;
+}
+
+void
+sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
+		       SflMetrics *metrics)
+{
+	guint n_kinds = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n_kinds);
+
+	sfl_orgs_ensure_guards(self, NULL, metrics);
 	for (guint i = 0; i < self->orgs->len; i++) {
 		SflOrg *org = g_ptr_array_index(self->orgs, i);
-		const SflSourcesConfig *s = org->sources;
-		const gchar *salt = sfl_orgs_salt(s);
 
 		if (org->rest == NULL)
 			continue;
-		if (org->sf->limits.enabled && metrics != NULL && org->limits == NULL)
-			org->limits = sfl_sf_limits_new(org->rest, self->clock,
-							org->sf->limits.poll_interval, metrics,
-							org->name[0] != '\0' ? org->name : NULL);
+		sfl_orgs_ensure_guards(self, org, metrics);
 		for (guint k = 0; k < n_kinds; k++) {
-			const SflSourceBuildArgs args = {
-				.auth = org->auth,
-				.rest = org->rest,
-				.sources = s,
-				.org_id = org->org_id,
-				.salt = salt,
-			};
-			g_autoptr(GError) error = NULL;
-			SflSource *source = NULL;
-
-			if (!kinds[k].wanted(s))
-				continue;
-			source = kinds[k].build(&args, &error);
-			/* checked at start-up already */
-			if (source == NULL)
-				g_critical("%s: %s", kinds[k].name, error->message);
-			else
-				sfl_orgs_start_one(self, source, org, pipeline, store, metrics);
+			if (kinds[k].wanted(org->sources))
+				(void)sfl_orgs_build_one(self, org, &kinds[k], NULL, pipeline,
+							 store, metrics);
 		}
 	}
+}
+
+/**
+ * sfl_orgs_dup_units:
+ * @self: the orgs
+ *
+ * The work units of a sharded group: every wanted source kind's units, for every configured
+ * org whether or not its probe succeeded (every replica must list the same units), each named
+ * by the checkpoint key it writes.
+ *
+ * Returns: (transfer full) (element-type utf8): the units, in configuration order
+ */
+GPtrArray *
+sfl_orgs_dup_units(SflOrgs *self)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	guint n_kinds = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n_kinds);
+
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		g_autofree gchar *prefix = sfl_orgs_key_prefix(org);
+
+		for (guint k = 0; k < n_kinds; k++) {
+			g_autoptr(GPtrArray) units = g_ptr_array_new_with_free_func(g_free);
+
+			if (!kinds[k].wanted(org->sources) || kinds[k].units == NULL)
+				continue;
+			kinds[k].units(org->sources, units);
+			for (guint u = 0; u < units->len; u++)
+				g_ptr_array_add(out, g_strconcat(prefix, units->pdata[u], NULL));
+		}
+	}
+	return out;
+}
+
+/**
+ * sfl_orgs_start_unit:
+ * @self: the orgs
+ * @unit: one of sfl_orgs_dup_units()
+ * @pipeline: the unit's pipeline
+ * @store: the checkpoint store
+ * @metrics: the registry
+ *
+ * Builds and starts the source that reads @unit alone.
+ *
+ * Returns: (transfer full) (element-type SflSource): the sources started (borrowed from the
+ * running set; none when the unit's org failed its probe), for sfl_orgs_stop_unit()
+ */
+GPtrArray *
+sfl_orgs_start_unit(SflOrgs *self, const gchar *unit, SflPipeline *pipeline,
+		    SflCheckpointStore *store, SflMetrics *metrics)
+{
+	GPtrArray *started = g_ptr_array_new();
+	guint n_kinds = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n_kinds);
+
+	sfl_orgs_ensure_guards(self, NULL, metrics);
+	for (guint i = 0; i < self->orgs->len; i++) {
+		SflOrg *org = g_ptr_array_index(self->orgs, i);
+		g_autofree gchar *prefix = sfl_orgs_key_prefix(org);
+		const gchar *rest = NULL;
+
+		/* the unnamed org's prefix "" matches everything: multi-org names never do */
+		if (!g_str_has_prefix(unit, prefix))
+			continue;
+		rest = unit + strlen(prefix);
+		for (guint k = 0; k < n_kinds; k++) {
+			g_autoptr(GPtrArray) units = g_ptr_array_new_with_free_func(g_free);
+			SflSource *source = NULL;
+
+			if (!kinds[k].wanted(org->sources) || kinds[k].units == NULL)
+				continue;
+			kinds[k].units(org->sources, units);
+			if (!g_ptr_array_find_with_equal_func(units, rest, g_str_equal, NULL))
+				continue;
+			if (org->rest == NULL) {
+				g_warning("%s: org '%s' failed its start-up probe; the unit stays "
+					  "idle here",
+					  unit, org->name);
+				return started;
+			}
+			sfl_orgs_ensure_guards(self, org, metrics);
+			source = sfl_orgs_build_one(self, org, &kinds[k], rest, pipeline, store,
+						    metrics);
+			if (source != NULL)
+				g_ptr_array_add(started, source);
+			return started;
+		}
+	}
+	return started;
+}
+
+/* stops the sources sfl_orgs_start_unit() started and drops them from the running set */
+void
+sfl_orgs_stop_unit(SflOrgs *self, GPtrArray *sources)
+{
+	for (guint i = 0; sources != NULL && i < sources->len; i++) {
+		SflSource *source = g_ptr_array_index(sources, i);
+
+		sfl_source_stop(source);
+		g_ptr_array_remove_fast(self->running, source);
+	}
+	if (sources != NULL)
+		g_ptr_array_set_size(sources, 0);
 }
 
 void

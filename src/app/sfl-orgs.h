@@ -50,6 +50,12 @@ gboolean sfl_orgs_probe_finish(SflOrgs *self, GAsyncResult *result, GError **err
 /* builds and starts every enabled source of every org on @pipeline */
 void sfl_orgs_start_sources(SflOrgs *self, SflPipeline *pipeline, SflCheckpointStore *store,
 			    SflMetrics *metrics);
+/* sharding (coordinate.sharding): every org's work units, and one unit's sources */
+GPtrArray *sfl_orgs_dup_units(SflOrgs *self) G_GNUC_WARN_UNUSED_RESULT;
+GPtrArray *
+sfl_orgs_start_unit(SflOrgs *self, const gchar *unit, SflPipeline *pipeline,
+		    SflCheckpointStore *store, SflMetrics *metrics) G_GNUC_WARN_UNUSED_RESULT;
+void sfl_orgs_stop_unit(SflOrgs *self, GPtrArray *sources);
 /* stops and drops the term's sources */
 void sfl_orgs_stop_sources(SflOrgs *self);
 guint sfl_orgs_get_n_sources(SflOrgs *self);

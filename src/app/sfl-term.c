@@ -23,6 +23,7 @@ struct _SflTerm {
 	gint64 progress_at;    /* monotonic time of the last progress line */
 	guint64 progress_rows; /* rows read at the last progress line */
 	gboolean sources_running;
+	GPtrArray *unit_sources;    /* a unit's term: the sources it started (else NULL) */
 	SflTermStoppedFunc stopped; /* set by sfl_term_stop() until the drain ends */
 	gpointer stopped_data;
 	gboolean draining; /* the pipeline's stop has not answered yet */
@@ -95,8 +96,18 @@ sfl_term_start(const SflTermArgs *args)
 	sfl_pipeline_set_metrics(self->pipeline, args->metrics);
 	sfl_pipeline_set_egress(self->pipeline, args->egress);
 	sfl_pipeline_set_deadletter(self->pipeline, args->deadletter);
-	sfl_orgs_start_sources(self->orgs, self->pipeline, args->store, args->metrics);
 	self->sources_running = TRUE;
+	if (args->unit != NULL) {
+		sfl_pipeline_set_unit(self->pipeline, args->unit, args->unit_epoch,
+				      args->unit_fence, args->unit_fence_data,
+				      args->unit_fence_destroy);
+		self->unit_sources = sfl_orgs_start_unit(self->orgs, args->unit, self->pipeline,
+							 args->store, args->metrics);
+		g_message("unit %s: pipeline run started (epoch %" G_GUINT64_FORMAT ")", args->unit,
+			  args->unit_epoch);
+		return self;
+	}
+	sfl_orgs_start_sources(self->orgs, self->pipeline, args->store, args->metrics);
 	g_message("leader: pipeline run started with %u source(s)",
 		  sfl_orgs_get_n_sources(self->orgs));
 
@@ -119,10 +130,11 @@ sfl_term_get_pipeline(SflTerm *self)
 static void
 sfl_term_stop_sources(SflTerm *self)
 {
-	if (self->sources_running) {
+	if (self->sources_running && self->unit_sources != NULL)
+		sfl_orgs_stop_unit(self->orgs, self->unit_sources);
+	else if (self->sources_running)
 		sfl_orgs_stop_sources(self->orgs);
-		self->sources_running = FALSE;
-	}
+	self->sources_running = FALSE;
 	sfl_clear_source(&self->progress_source);
 }
 
@@ -168,6 +180,7 @@ sfl_term_free(SflTerm *self)
 		return;
 	}
 	g_clear_object(&self->pipeline);
+	g_clear_pointer(&self->unit_sources, g_ptr_array_unref);
 	g_clear_pointer(&self->clock, sfl_clock_unref);
 	g_clear_pointer(&self->context, g_main_context_unref);
 	g_free(self);

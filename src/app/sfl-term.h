@@ -40,6 +40,14 @@ typedef struct {
 	/* the pipeline's callbacks, with @callback_data */
 	const SflPipelineCallbacks *callbacks;
 	gpointer callback_data;
+	/* (nullable): a sharded work unit's term: only its source, its commits fenced by its own
+	 * lease (@unit_fence with @unit_fence_data, which the pipeline frees with
+	 * @unit_fence_destroy) under @unit_epoch; no progress lines */
+	const gchar *unit;
+	guint64 unit_epoch;
+	SflPipelineFenceFunc unit_fence;
+	gpointer unit_fence_data;
+	GDestroyNotify unit_fence_destroy;
 } SflTermArgs;
 
 /* builds the pipeline, starts every enabled source on it, and logs progress lines */

@@ -37,6 +37,8 @@ struct _SflShards {
 	SflShardsHooks hooks;
 	gpointer user_data;
 	gboolean stopping;
+	GFunc stopped_func; /* every lease given up after sfl_shards_stop() */
+	gpointer stopped_data;
 };
 
 static SflUnit *
@@ -117,6 +119,9 @@ sfl_shards_run_done_cb(GObject *source, GAsyncResult *result, gpointer user_data
 	/* assigned back while it was being handed over: contest it again */
 	if (unit->shards != NULL && unit->wanted && !unit->shards->stopping)
 		sfl_shards_contest(unit);
+	else if (unit->shards != NULL && unit->shards->stopped_func != NULL &&
+		 sfl_shards_is_stopped(unit->shards))
+		unit->shards->stopped_func(unit->shards, unit->shards->stopped_data);
 	sfl_unit_unref(unit);
 }
 
@@ -126,6 +131,11 @@ sfl_shards_contest(SflUnit *unit)
 	SflShards *self = unit->shards;
 
 	unit->lease = self->lease_func(unit->name, self->lease_data);
+	/* the factory said why; the next member list tries again */
+	if (unit->lease == NULL) {
+		unit->state = SFL_UNIT_IDLE;
+		return;
+	}
 	unit->cancellable = g_cancellable_new();
 	unit->state = SFL_UNIT_CONTESTING;
 	sfl_coordinator_run_async(unit->lease, sfl_shards_acquired_cb, sfl_shards_lost_cb, unit,
@@ -216,6 +226,39 @@ sfl_shards_released(SflShards *self, const gchar *unit_name)
 	}
 }
 
+static SflUnit *
+sfl_shards_find(SflShards *self, const gchar *unit_name)
+{
+	for (guint u = 0; u < self->units->len; u++) {
+		SflUnit *unit = self->units->pdata[u];
+
+		if (g_str_equal(unit->name, unit_name))
+			return unit;
+	}
+	return NULL;
+}
+
+gboolean
+sfl_shards_check_fence(SflShards *self, const gchar *unit_name)
+{
+	SflUnit *unit = sfl_shards_find(self, unit_name);
+
+	/* a unit being handed back still commits its drain under its lease */
+	return unit != NULL &&
+	       (unit->state == SFL_UNIT_LEADING || unit->state == SFL_UNIT_RELEASING) &&
+	       unit->lease != NULL && sfl_coordinator_check_fence(unit->lease);
+}
+
+void
+sfl_shards_demote(SflShards *self, const gchar *unit_name)
+{
+	SflUnit *unit = sfl_shards_find(self, unit_name);
+
+	if (unit != NULL && unit->lease != NULL &&
+	    (unit->state == SFL_UNIT_LEADING || unit->state == SFL_UNIT_RELEASING))
+		sfl_coordinator_demote(unit->lease);
+}
+
 static GPtrArray *
 sfl_shards_dup_where(SflShards *self, gboolean leading)
 {
@@ -265,6 +308,13 @@ sfl_shards_stop(SflShards *self)
 		if (unit->state != SFL_UNIT_IDLE && unit->state != SFL_UNIT_STOPPING)
 			sfl_shards_cancel(unit);
 	}
+}
+
+void
+sfl_shards_set_stopped_func(SflShards *self, GFunc func, gpointer user_data)
+{
+	self->stopped_func = func;
+	self->stopped_data = user_data;
 }
 
 gboolean

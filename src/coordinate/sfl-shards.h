@@ -22,7 +22,7 @@ G_BEGIN_DECLS
  */
 typedef struct _SflShards SflShards;
 
-/* a coordinator for @unit's lease, not started (transfer full) */
+/* a coordinator for @unit's lease, not started (transfer full), or NULL after logging why */
 typedef SflCoordinator *(*SflShardsLeaseFunc)(const gchar *unit, gpointer user_data);
 
 /**
@@ -48,9 +48,15 @@ void sfl_shards_released(SflShards *self, const gchar *unit);
 GPtrArray *sfl_shards_dup_owned(SflShards *self) G_GNUC_WARN_UNUSED_RESULT;
 /* the units assigned to this replica by the last member list, sorted (transfer full) */
 GPtrArray *sfl_shards_dup_assigned(SflShards *self) G_GNUC_WARN_UNUSED_RESULT;
+/* @unit is led here and its lease still says so (a unit pipeline's fence) */
+gboolean sfl_shards_check_fence(SflShards *self, const gchar *unit);
+/* @unit's commit was fenced: stop leading it now; its lease contests again (lost runs) */
+void sfl_shards_demote(SflShards *self, const gchar *unit);
 /* every lease given up (no hooks run); the object may be freed once they completed */
 void sfl_shards_stop(SflShards *self);
 gboolean sfl_shards_is_stopped(SflShards *self);
+/* @func(shards, @user_data) runs once the last lease run ended after a stop */
+void sfl_shards_set_stopped_func(SflShards *self, GFunc func, gpointer user_data);
 void sfl_shards_free(SflShards *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SflShards, sfl_shards_free)

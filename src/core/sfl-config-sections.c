@@ -973,6 +973,24 @@ static const SflConfigSchema sfl_gcs_lease_schema = {
 	.fields = sfl_gcs_lease_fields,
 };
 
+static const SflConfigField sfl_sharding_fields[] = {
+	{ FIELD(SflShardingConfig, "enabled", SFL_CONFIG_TYPE_BOOL, enabled), .def = "false",
+	  .help = "Shard the work units (topics, event types, objects) across every replica, "
+		  "each unit under its own fenced lease." },
+	{ FIELD(SflShardingConfig, "members_ttl", SFL_CONFIG_TYPE_DURATION, members_ttl),
+	  .def = "30s", .flags = SFL_CONFIG_FIELD_MIN_EXCLUSIVE, .min = 0,
+	  .help = "A replica whose membership record did not change for this long is no longer "
+		  "a member; its units are reassigned." },
+	{ NULL }
+};
+
+static const SflConfigSchema sfl_sharding_schema = {
+	.name = "ShardingConfig",
+	.doc = "Scale-out: work units shared across replicas (docs/deployment/scale-out.md).",
+	.struct_size = sizeof(SflShardingConfig),
+	.fields = sfl_sharding_fields,
+};
+
 static void
 sfl_coordinate_check_renew(SflConfigContext *ctx, const SflConfigNode *node, const gchar *path,
 			   const gchar *section, SflDuration renew, SflDuration ttl)
@@ -1047,6 +1065,17 @@ sfl_coordinate_validate(gpointer obj, const SflConfigNode *node, const gchar *pa
 				   c->s3_lease.ttl);
 	sfl_coordinate_check_renew(ctx, node, path, "gcs_lease", c->gcs_lease.renew_interval,
 				   c->gcs_lease.ttl);
+	if (c->sharding.members_ttl > 0 && c->sharding.members_ttl < 300 * 1000) {
+		g_autofree gchar *kpath = sfl_config_path_join(path, "sharding.members_ttl");
+		sfl_config_error(ctx, kpath, sfl_config_node_lookup(node, "sharding"),
+				 "must be at least 300ms (records are renewed every third of it)");
+	}
+	if (c->sharding.enabled && c->type == SFL_COORDINATE_NOOP) {
+		g_autofree gchar *kpath = sfl_config_path_join(path, "sharding.enabled");
+		sfl_config_error(ctx, kpath, sfl_config_node_lookup(node, "sharding"),
+				 "sharding needs a lease: set coordinate.type to file_lease, "
+				 "k8s_lease, s3_lease or gcs_lease");
+	}
 	if (c->type == SFL_COORDINATE_S3_LEASE && sfl_config_text_blank(c->s3_lease.bucket)) {
 		g_autofree gchar *kpath = sfl_config_path_join(path, "s3_lease.bucket");
 		sfl_config_error(ctx, kpath, node, "required when coordinate.type is s3_lease");
@@ -1071,6 +1100,8 @@ static const SflConfigField sfl_coordinate_fields[] = {
 	  .choices = sfl_choices_coordinate,
 	  .help = "HA coordinator: noop (single instance), file_lease, k8s_lease, s3_lease or "
 		  "gcs_lease." },
+	{ FIELD(SflCoordinateConfig, "sharding", SFL_CONFIG_TYPE_OBJECT, sharding),
+	  .schema = &sfl_sharding_schema, .help = "Sharding across replicas." },
 	{ FIELD(SflCoordinateConfig, "file_lease", SFL_CONFIG_TYPE_OBJECT, file_lease),
 	  .schema = &sfl_file_lease_schema, .help = "File lease." },
 	{ FIELD(SflCoordinateConfig, "k8s_lease", SFL_CONFIG_TYPE_OBJECT, k8s_lease),

@@ -302,7 +302,13 @@ typedef struct {
 } SflGcsLeaseConfig;
 
 typedef struct {
+	gboolean enabled;
+	SflDuration members_ttl;
+} SflShardingConfig;
+
+typedef struct {
 	gint type; /* SflCoordinateKind */
+	SflShardingConfig sharding;
 	SflFileLeaseConfig file_lease;
 	SflK8sLeaseConfig k8s_lease;
 	SflS3LeaseConfig s3_lease;

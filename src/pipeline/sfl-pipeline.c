@@ -131,6 +131,12 @@ struct _SflPipeline {
 	gboolean serial_commits;
 	SflEgress *egress;	   /* (nullable): admits every batch before its first push */
 	SflDeadletter *deadletter; /* (nullable): keeps what will never reach Loki */
+	/* sfl_pipeline_set_unit(): a sharded unit's commits and fence (NULL: the store's) */
+	gchar *unit;
+	guint64 unit_epoch;
+	SflPipelineFenceFunc unit_fence;
+	gpointer unit_fence_data;
+	GDestroyNotify unit_fence_destroy;
 	/* metrics (NULL without a registry); series are looked up once */
 	SflMetrics *metrics;
 	SflSeries *push_success;
@@ -547,9 +553,23 @@ sfl_lane_commit_kick(SflLaneState *lane)
 	op = g_new0(SflCommitOp, 1);
 	op->pipeline = g_object_ref(self);
 	op->lane = lane;
-	sfl_checkpoint_store_commit_many_async(self->store, lane->commit_doc,
-					       SFL_CHECKPOINT_STORE_NONE, NULL, sfl_lane_commit_cb,
-					       op);
+	if (self->unit != NULL)
+		sfl_checkpoint_store_commit_unit_async(self->store, self->unit, self->unit_epoch,
+						       lane->commit_doc, NULL, sfl_lane_commit_cb,
+						       op);
+	else
+		sfl_checkpoint_store_commit_many_async(self->store, lane->commit_doc,
+						       SFL_CHECKPOINT_STORE_NONE, NULL,
+						       sfl_lane_commit_cb, op);
+}
+
+/* the unit lease's fence for a sharded unit, else the store's (the single lease's) */
+static gboolean
+sfl_pipeline_check_fence(SflPipeline *self)
+{
+	if (self->unit_fence != NULL)
+		return self->unit_fence(self->unit_fence_data);
+	return sfl_checkpoint_store_check_fence(self->store);
 }
 
 /* --- deliveries ----------------------------------------------------------------------------- */
@@ -1113,7 +1133,7 @@ sfl_delivery_push(SflDelivery *delivery)
 	 * more, so every line it pushed would reach Loki again from the next leader, and a drain
 	 * after the loss would run two pipelines side by side for up to shutdown_grace.
 	 */
-	if (!sfl_checkpoint_store_check_fence(self->store)) {
+	if (!sfl_pipeline_check_fence(self)) {
 		GSource *idle = g_idle_source_new();
 		g_source_set_callback(idle, sfl_delivery_withheld_cb, delivery, NULL);
 		g_source_attach(idle, self->context);
@@ -1542,6 +1562,9 @@ sfl_pipeline_finalize(GObject *object)
 	g_clear_pointer(&self->metrics, sfl_metrics_unref);
 	g_clear_object(&self->egress);
 	g_clear_pointer(&self->deadletter, sfl_deadletter_unref);
+	g_free(self->unit);
+	if (self->unit_fence_destroy != NULL)
+		self->unit_fence_destroy(self->unit_fence_data);
 	g_free(self->store_kind);
 	g_free(self->store_desc);
 	G_OBJECT_CLASS(sfl_pipeline_parent_class)->finalize(object);
@@ -1664,6 +1687,32 @@ sfl_pipeline_set_serial_commits(SflPipeline *self, gboolean serial)
 {
 	g_return_if_fail(SFL_IS_PIPELINE(self));
 	self->serial_commits = serial;
+}
+
+/**
+ * sfl_pipeline_set_unit:
+ * @self: a pipeline
+ * @unit: the sharded work unit whose keys this pipeline commits
+ * @epoch: the epoch of the unit's lease
+ * @fence: the unit lease's fence check
+ * @fence_data: its data
+ * @destroy: (nullable): frees @fence_data with the pipeline
+ *
+ * Each unit is fenced on its own: a commit carries the unit's epoch, and a stale owner's is
+ * refused for that unit alone (docs/deployment/scale-out.md).
+ */
+void
+sfl_pipeline_set_unit(SflPipeline *self, const gchar *unit, guint64 epoch,
+		      SflPipelineFenceFunc fence, gpointer fence_data, GDestroyNotify destroy)
+{
+	g_return_if_fail(SFL_IS_PIPELINE(self));
+	g_return_if_fail(unit != NULL && fence != NULL);
+	g_return_if_fail(self->unit == NULL);
+	self->unit = g_strdup(unit);
+	self->unit_epoch = epoch;
+	self->unit_fence = fence;
+	self->unit_fence_data = fence_data;
+	self->unit_fence_destroy = destroy;
 }
 
 /**
@@ -1798,7 +1847,7 @@ sfl_pipeline_stop_async(SflPipeline *self, gint64 grace_usec, GCancellable *canc
 	 * into a following term of this replica, whose open fence would then let this run's older
 	 * checkpoints overwrite what another leader committed meanwhile (found by tests/ha).
 	 */
-	if (!sfl_checkpoint_store_check_fence(self->store))
+	if (!sfl_pipeline_check_fence(self))
 		grace_usec = 0;
 	self->stopping = TRUE;
 	self->stop_task = g_steal_pointer(&task);

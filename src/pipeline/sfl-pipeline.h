@@ -143,6 +143,14 @@ void sfl_pipeline_set_egress(SflPipeline *self, SflEgress *egress);
 /* a lane's next push waits until its last commit landed (backfill); call before the first
  * offer */
 void sfl_pipeline_set_serial_commits(SflPipeline *self, gboolean serial);
+/*
+ * A sharded work unit's pipeline (coordinate.sharding): every commit goes through
+ * sfl_checkpoint_store_commit_unit_async() under @epoch, and @fence (the unit lease's check)
+ * replaces the store's fence before each push and at the stop. Call before the first offer.
+ */
+typedef gboolean (*SflPipelineFenceFunc)(gpointer user_data);
+void sfl_pipeline_set_unit(SflPipeline *self, const gchar *unit, guint64 epoch,
+			   SflPipelineFenceFunc fence, gpointer fence_data, GDestroyNotify destroy);
 gboolean sfl_pipeline_offer(SflPipeline *self, SflLane lane, SflEntry *entry);
 gboolean sfl_pipeline_is_lane_stopped(SflPipeline *self, SflLane lane);
 SflLaneHandle *sfl_pipeline_get_lane(SflPipeline *self, SflLane lane) G_GNUC_WARN_UNUSED_RESULT;

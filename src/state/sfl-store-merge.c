@@ -89,12 +89,11 @@ sfl_store_apply_write(SflStateDoc *fresh, const SflStateDoc *items, const gchar 
 	if (writer->have_epoch && have_stored && stored > writer->epoch) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_FENCED,
 			    "stale leader (epoch %" G_GUINT64_FORMAT
-			    ") rejected: %s%s%s was already "
+			    ") rejected: %s%s%s%s was already "
 			    "advanced to epoch %" G_GUINT64_FORMAT " by a newer leader",
 			    writer->epoch, writer->unit != NULL ? "unit " : "",
 			    writer->unit != NULL ? writer->unit : "",
-			    writer->unit != NULL ? " in " : "", stored);
-		g_prefix_error(error, "%s: ", origin);
+			    writer->unit != NULL ? " in " : "", origin, stored);
 		return FALSE;
 	}
 	if (items != NULL) {

@@ -4,7 +4,7 @@
 """A stand-in for the Cloud Storage JSON API, its OAuth token endpoint and the metadata server
 (docs/internals/wire-notes.md, "Cloud Storage").
 
-usage: gcs_sim.py [--public-key PEM --client-email EMAIL] [--metadata]
+usage: gcs_sim.py [--public-key PEM --client-email EMAIL] [--metadata] [--page-size N]
 
 One plain-HTTP listener on 127.0.0.1 (ephemeral port, printed as "PORT <n>"):
   POST /token            the service-account JWT bearer grant: the assertion is verified with
@@ -16,6 +16,7 @@ One plain-HTTP listener on 127.0.0.1 (ephemeral port, printed as "PORT <n>"):
   GET  /storage/v1/b/B/o/NAME[?alt=media]   metadata (generation as a string) or the bytes
   POST /upload/storage/v1/b/B/o?uploadType=media&name=NAME&ifGenerationMatch=G
   DELETE /storage/v1/b/B/o/NAME[?ifGenerationMatch=G]
+  GET  /storage/v1/b/B/o?prefix=P[&pageToken=T]   objects.list, --page-size items a page
 With --public-key or --metadata every API request needs "Authorization: Bearer <a token this
 simulator issued>" (401 otherwise); without either it is an emulator and takes anything.
 Preconditions: ifGenerationMatch=0 only when no live object exists, =G only when the live
@@ -212,6 +213,9 @@ class Handler(BaseHTTPRequestHandler):
             if query.get("uploadType") != "media" or not name:
                 return self.fail(400, "uploadType=media and name are required", "invalid")
             return self.upload(st, f"{bucket}/{name}", raw, query, action)
+        if url.path.startswith("/storage/v1/b/") and len(parts) == 6 and parts[5] == "o" \
+                and self.command == "GET":
+            return self.list_objects(st, urllib.parse.unquote(parts[4]), query)
         if url.path.startswith("/storage/v1/b/") and len(parts) == 7 and parts[5] == "o":
             key = f"{urllib.parse.unquote(parts[4])}/{urllib.parse.unquote(parts[6])}"
             obj = st.objects.get(key)
@@ -242,6 +246,29 @@ class Handler(BaseHTTPRequestHandler):
                 del st.objects[key]
                 return self.send(204)
         return self.fail(404, "Not Found", "notFound")
+
+    def list_objects(self, st, bucket, query):
+        # objects.list (docs/internals/wire-notes.md, "Listing"): names in lexicographic
+        # order, at most maxResults (and --page-size) a page, nextPageToken while more remain
+        prefix = query.get("prefix", "")
+        limit = min(int(query.get("maxResults", "1000")), st.opts.page_size)
+        after = ""
+        if query.get("pageToken") is not None:
+            try:
+                after = bytes.fromhex(query["pageToken"]).decode()
+            except ValueError:
+                return self.fail(400, "Invalid page token", "invalid")
+        names = sorted((k.split("/", 1)[1] for k in st.objects if k.startswith(bucket + "/")),
+                       key=lambda k: k.encode())
+        names = [n for n in names if n.startswith(prefix) and n.encode() > after.encode()]
+        page, rest = names[:limit], names[limit:]
+        out = {"kind": "storage#objects"}
+        if page:
+            out["items"] = [self.resource(f"{bucket}/{n}", st.objects[f"{bucket}/{n}"])
+                            for n in page]
+        if rest:
+            out["nextPageToken"] = page[-1].encode().hex()
+        return self.send(200, json.dumps(out).encode())
 
     def resource(self, key, obj):
         bucket, name = key.split("/", 1)
@@ -330,6 +357,8 @@ def main():
     ap.add_argument("--public-key", default="")
     ap.add_argument("--client-email", default="sf2loki@sim-project.iam.gserviceaccount.com")
     ap.add_argument("--metadata", action="store_true")
+    ap.add_argument("--page-size", type=int, default=1000,
+                    help="at most this many objects an objects.list page")
     opts = ap.parse_args()
     try:
         import jwt  # noqa: F401

@@ -5,13 +5,16 @@
 (docs/internals/wire-notes.md, "S3").
 
 usage: s3_sim.py [--access-key AK] [--secret-key SK] [--session-token T] [--region R]
-                 [--variant aws|ceph|minio-old|no-conditional]
+                 [--variant aws|ceph|minio-old|no-conditional] [--page-size N]
 
 One plain-HTTP listener on 127.0.0.1 (ephemeral port, printed as "PORT <n>"), path-style
 /<bucket>/<key> for the API and /control/... for the test. Every API request must carry a
 SigV4 signature that python3-botocore recomputes from the request as received (S3SigV4Auth,
 the signed headers only); a mismatch, a wrong key id or region, a payload hash that is not the
 body's, a missing session token, or a clock skew beyond 15 minutes answers 403 like S3.
+
+GET /<bucket>?list-type=2&prefix=P[&continuation-token=T] lists (ListObjectsV2, at most
+--page-size keys a page, ETags XML-escaped with &quot; as S3 writes them).
 
 ETags are the quoted hex MD5 of the body. Conditional writes answer as AWS does: If-None-Match:
 * on an existing key 412 PreconditionFailed; If-Match with another ETag 412; If-Match on a
@@ -51,9 +54,11 @@ import struct
 import sys
 import threading
 import urllib.parse
+import xml.sax.saxutils
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SKIP = 77
+QUOT = {'"': "&quot;"}
 
 
 class State:
@@ -221,6 +226,8 @@ class Handler(BaseHTTPRequestHandler):
                                  f"injected status {status}", head=head)
             path = urllib.parse.unquote(url.path)
             parts = path.lstrip("/").split("/", 1)
+            if self.command == "GET" and parts[0] and (len(parts) == 1 or not parts[1]):
+                return self.list_objects(st, parts[0], urllib.parse.parse_qs(url.query))
             if len(parts) != 2 or not parts[0] or not parts[1]:
                 return self.fail(400, "InvalidRequest", "path-style /<bucket>/<key> only",
                                  head=head)
@@ -244,6 +251,47 @@ class Handler(BaseHTTPRequestHandler):
             if self.command == "DELETE":
                 return self.delete(st, key, action)
             return self.fail(405, "MethodNotAllowed", "not supported here")
+
+    def list_objects(self, st, bucket, query):
+        # ListObjectsV2 (docs/internals/wire-notes.md, "Listing"): keys in UTF-8 binary order,
+        # at most max-keys (and --page-size) a page, the next page named by an opaque token
+        if query.get("list-type") != ["2"]:
+            return self.fail(400, "InvalidRequest", "only ListObjectsV2 (list-type=2) here")
+        prefix = query.get("prefix", [""])[0]
+        limit = min(int(query.get("max-keys", ["1000"])[0]), st.opts.page_size)
+        after = ""
+        token = query.get("continuation-token", [None])[0]
+        if token is not None:
+            try:
+                after = bytes.fromhex(token).decode()
+            except ValueError:
+                return self.fail(400, "InvalidArgument", "The continuation token provided "
+                                 "is incorrect")
+        keys = sorted((k.split("/", 1)[1] for k in st.objects if k.startswith(bucket + "/")),
+                      key=lambda k: k.encode())
+        keys = [k for k in keys if k.startswith(prefix) and k.encode() > after.encode()]
+        page, rest = keys[:limit], keys[limit:]
+        st.lists = getattr(st, "lists", 0) + 1
+        esc = xml.sax.saxutils.escape
+        out = ['<?xml version="1.0" encoding="UTF-8"?>\n'
+               '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+               f"<Name>{esc(bucket)}</Name><Prefix>{esc(prefix)}</Prefix>",
+               f"<KeyCount>{len(page)}</KeyCount><MaxKeys>{limit}</MaxKeys>",
+               f"<IsTruncated>{'true' if rest else 'false'}</IsTruncated>"]
+        if token is not None:
+            out.append(f"<ContinuationToken>{esc(token)}</ContinuationToken>")
+        if rest:
+            out.append(f"<NextContinuationToken>{page[-1].encode().hex()}"
+                       "</NextContinuationToken>")
+        for k in page:
+            body, etag = st.objects[f"{bucket}/{k}"]
+            etag = esc(etag, QUOT)
+            out.append(f"<Contents><Key>{esc(k)}</Key><LastModified>2026-01-01T00:00:00.000Z"
+                       f"</LastModified><ETag>{etag}</ETag>"
+                       f"<Size>{len(body)}</Size><StorageClass>STANDARD</StorageClass>"
+                       "</Contents>")
+        out.append("</ListBucketResult>")
+        return self.send(200, "".join(out).encode())
 
     def precondition(self, st, key):
         """None when the write may proceed, else (status, code, message, condition)"""
@@ -401,6 +449,8 @@ def main():
     ap.add_argument("--region", default="us-east-1")
     ap.add_argument("--variant", default="aws",
                     choices=["aws", "ceph", "minio-old", "no-conditional"])
+    ap.add_argument("--page-size", type=int, default=1000,
+                    help="at most this many keys a ListObjectsV2 page")
     opts = ap.parse_args()
     try:
         import botocore.auth  # noqa: F401

@@ -221,6 +221,95 @@ test_for_config(void)
 	g_assert_false(sfl_app_store_wants_exclusive(config));
 }
 
+/* the units of every source kind a sharded group splits its work into, as it lists them */
+static GPtrArray *
+test_units_of(const gchar *yaml)
+{
+	gchar *envp[] = { NULL };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config =
+		sfl_config_load_from_data(yaml, strlen(yaml), "test.yaml", envp, &error);
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	guint n = 0;
+	const SflSourceKind *kinds = sfl_source_kinds(&n);
+
+	g_assert_no_error(error);
+	for (guint k = 0; k < n; k++) {
+		g_assert_nonnull(kinds[k].units);
+		if (kinds[k].wanted(&config->data.sources))
+			kinds[k].units(&config->data.sources, out);
+	}
+	return out;
+}
+
+static gchar *
+test_join(GPtrArray *units)
+{
+	g_ptr_array_add(units, NULL);
+	return g_strjoinv(" ", (gchar **)units->pdata);
+}
+
+#define TEST_UNITS_HEAD                                                                            \
+	"salesforce: {client_id: c, username: u, private_key: inline-key-material}\n"              \
+	"sink: {loki: {url: 'http://127.0.0.1:3100/loki/api/v1/push'}}\n"
+
+static void
+test_source_units(void)
+{
+	/* one unit per listed type (an excluded one is none), object and explicit topic after
+	 * include/exclude, one for ApexLog; each named by the checkpoint key it writes */
+	g_autoptr(GPtrArray) listed = test_units_of(
+		TEST_UNITS_HEAD "sources:\n"
+				"  eventlogfile: {enabled: true, event_types: [API, URI, Login], "
+				"exclude: [URI]}\n"
+				"  eventlog_objects: {enabled: true, objects: [{name: LoginEvent}, "
+				"{name: ApiAnomalyEventStore}]}\n"
+				"  apexlog: {enabled: true}\n"
+				"  pubsub: {enabled: true, topics: [/event/A__e, /event/B__e, "
+				"/event/C__e], exclude: [/event/B__e]}\n"
+				"  allow_overlap: true\n");
+	/* what is only known at run time is one unit: every type, every discovered topic */
+	g_autoptr(GPtrArray) discovered = test_units_of(
+		TEST_UNITS_HEAD "sources:\n"
+				"  eventlogfile: {enabled: true, event_types: ['*', API]}\n"
+				"  pubsub: {enabled: true, topics: ['*']}\n"
+				"  allow_overlap: true\n");
+	g_autofree gchar *a = test_join(listed);
+	g_autofree gchar *b = test_join(discovered);
+
+	g_assert_cmpstr(a, ==,
+			"eventlogfile:API eventlogfile:Login eventlog_objects:LoginEvent "
+			"eventlog_objects:ApiAnomalyEventStore apexlog pubsub:/event/A__e "
+			"pubsub:/event/C__e");
+	g_assert_cmpstr(b, ==, "eventlogfile:* pubsub:*");
+}
+
+/* sharding needs a lease; only the kinds with a member store and unit leases can shard */
+static void
+test_sharding_kinds(void)
+{
+	const gchar *yaml = TEST_UNITS_HEAD "coordinate: {sharding: {enabled: true}}\n";
+	gchar *envp[] = { NULL };
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflConfig) config =
+		sfl_config_load_from_data(yaml, strlen(yaml), "test.yaml", envp, &error);
+	guint n = 0;
+	const SflCoordinatorKind *kinds = sfl_coordinator_kinds(&n);
+
+	g_assert_null(config);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG);
+	g_assert_nonnull(strstr(error->message, "coordinate.sharding.enabled"));
+	for (guint i = 0; i < n; i++) {
+		/* both or neither */
+		g_assert_true((kinds[i].build_members == NULL) ==
+			      (kinds[i].build_unit_lease == NULL));
+		if (g_str_equal(kinds[i].name, "file_lease"))
+			g_assert_nonnull(kinds[i].build_members);
+		if (g_str_equal(kinds[i].name, "noop"))
+			g_assert_null(kinds[i].build_members);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -231,5 +320,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/kinds/source-enabled", test_source_enabled);
 	g_test_add_func("/sfl/kinds/unknown", test_unknown_names);
 	g_test_add_func("/sfl/kinds/for-config", test_for_config);
+	g_test_add_func("/sfl/kinds/source-units", test_source_units);
+	g_test_add_func("/sfl/kinds/sharding", test_sharding_kinds);
 	return g_test_run();
 }

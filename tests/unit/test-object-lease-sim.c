@@ -359,6 +359,76 @@ test_two_standbys_one_winner(Fixture *fx, gconstpointer data)
 		==, 4);
 }
 
+/* the simulators answer two keys a page, so listing five exercises the continuation */
+static void
+fixture_setup_paged(Fixture *fx, gconstpointer data)
+{
+	const gchar *args[] = { "--page-size", "2", NULL };
+
+	fx->gcs = g_strcmp0(data, "gcs") == 0;
+	g_ptr_array_set_size(warnings, 0);
+	fx->loop = sfl_curl_loop_new();
+	fx->clock = sfl_fake_clock_new(g_get_real_time());
+	fx->base = fx->gcs ? sfl_test_gcs_sim_start(args, &fx->proc)
+			   : sfl_test_s3_sim_start(args, &fx->proc);
+}
+
+/* list by prefix: every page, only the prefix's keys, each with the version a put returned */
+static void
+test_list_pages(Fixture *fx, gconstpointer data)
+{
+	static const gchar *const keys[] = { "m/a.json", "m/b%20c.json", "m/d&<e>.json", "m/f.json",
+					     "m/g.json" };
+	g_autoptr(SflObjectClient) client = NULL;
+	g_autoptr(GPtrArray) versions = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) listing = NULL;
+	g_autoptr(GError) error = NULL;
+	SflTestWaiter waiter = { 0 };
+	g_autoptr(GBytes) body = g_bytes_new_static("{}", 2);
+	g_autoptr(GBytes) other = g_bytes_new_static("{\"x\":1}", 7);
+
+	if (fx->base == NULL)
+		return;
+	client = make_client(fx);
+	for (guint i = 0; i <= G_N_ELEMENTS(keys); i++) {
+		/* one key outside the prefix, which the listing leaves out */
+		const gchar *key = i < G_N_ELEMENTS(keys) ? keys[i] : "n/outside.json";
+		gchar *version;
+
+		waiter = (SflTestWaiter){ 0 };
+		sfl_object_client_put_async(client, key, i % 2 == 0 ? body : other,
+					    SFL_OBJECT_WRITE_CREATE_ONLY, NULL, NULL,
+					    sfl_test_waiter_cb, &waiter);
+		sfl_test_wait_for(&waiter.done, 30);
+		version = sfl_object_client_put_finish(client, waiter.result, &error);
+		g_clear_object(&waiter.result);
+		g_assert_no_error(error);
+		g_ptr_array_add(versions, version);
+	}
+	waiter = (SflTestWaiter){ 0 };
+	sfl_object_client_list_async(client, "m/", NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, 30);
+	listing = sfl_object_client_list_finish(client, waiter.result, &error);
+	g_clear_object(&waiter.result);
+	g_assert_no_error(error);
+	g_assert_cmpuint(listing->len, ==, G_N_ELEMENTS(keys));
+	for (guint i = 0; i < listing->len; i++) {
+		const SflObjectEntry *entry = listing->pdata[i];
+		g_assert_cmpstr(entry->key, ==, keys[i]);
+		g_assert_cmpstr(entry->version, ==, versions->pdata[i]);
+	}
+	g_clear_pointer(&listing, g_ptr_array_unref);
+	/* an empty prefix's listing is empty, not an error */
+	waiter = (SflTestWaiter){ 0 };
+	sfl_object_client_list_async(client, "none/", NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, 30);
+	listing = sfl_object_client_list_finish(client, waiter.result, &error);
+	g_clear_object(&waiter.result);
+	g_assert_no_error(error);
+	g_assert_cmpuint(listing->len, ==, 0);
+	sfl_object_client_close(client);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -376,6 +446,8 @@ main(int argc, char **argv)
 			"/sfl/object-lease-sim/%s/read-errors-never-write", kinds[i]);
 		g_autofree gchar *d = g_strdup_printf(
 			"/sfl/object-lease-sim/%s/two-standbys-one-winner", kinds[i]);
+		g_autofree gchar *e =
+			g_strdup_printf("/sfl/object-lease-sim/%s/list-pages", kinds[i]);
 
 		g_test_add(a, Fixture, kinds[i], fixture_setup, test_create_then_renew,
 			   fixture_teardown);
@@ -384,6 +456,8 @@ main(int argc, char **argv)
 		g_test_add(c, Fixture, kinds[i], fixture_setup, test_read_errors_never_write,
 			   fixture_teardown);
 		g_test_add(d, Fixture, kinds[i], fixture_setup, test_two_standbys_one_winner,
+			   fixture_teardown);
+		g_test_add(e, Fixture, kinds[i], fixture_setup_paged, test_list_pages,
 			   fixture_teardown);
 	}
 	return g_test_run();

@@ -57,6 +57,8 @@ sfl_gcs_escape(const gchar *text)
 	return g_uri_escape_string(text, NULL, FALSE);
 }
 
+static gchar *sfl_gcs_generation_text(json_t *gen);
+
 static gboolean
 sfl_gcs_classify(SflObjectClient *self, const SflObjectRequest *call, SflHttpResponse *response,
 		 GError **error)
@@ -112,13 +114,55 @@ sfl_gcs_generation(SflHttpResponse *response)
 	const gchar *data = g_bytes_get_data(sfl_http_response_get_body(response), &len);
 	json_error_t jerr;
 	g_autoptr(json_t) doc = json_loadb(data != NULL ? data : "", len, 0, &jerr);
-	json_t *gen = json_object_get(doc, "generation");
 
+	return sfl_gcs_generation_text(json_object_get(doc, "generation"));
+}
+
+/* a JSON generation (the API writes it as a string) as text */
+static gchar *
+sfl_gcs_generation_text(json_t *gen)
+{
 	if (json_is_string(gen))
 		return g_strdup(json_string_value(gen));
 	if (json_is_integer(gen))
 		return g_strdup_printf("%" G_GINT64_FORMAT, (gint64)json_integer_value(gen));
 	return NULL;
+}
+
+/*
+ * One objects.list page into the listing: items[].name and .generation (the version a get
+ * reads), and nextPageToken while there are more. A page without items is an empty one.
+ */
+static gboolean
+sfl_gcs_parse_listing(SflHttpResponse *response, GPtrArray *listing, gchar **next_page)
+{
+	gsize len = 0;
+	const gchar *data = g_bytes_get_data(sfl_http_response_get_body(response), &len);
+	json_error_t jerr;
+	g_autoptr(json_t) doc = json_loadb(data != NULL ? data : "", len, 0, &jerr);
+	json_t *items = json_object_get(doc, "items");
+	json_t *token = json_object_get(doc, "nextPageToken");
+	json_t *item = NULL;
+	gsize i = 0;
+
+	if (!json_is_object(doc) || (items != NULL && !json_is_array(items)))
+		return FALSE;
+	json_array_foreach (items, i, item) {
+		const gchar *name = json_string_value(json_object_get(item, "name"));
+		gchar *generation = sfl_gcs_generation_text(json_object_get(item, "generation"));
+		SflObjectEntry *entry;
+
+		if (name == NULL || generation == NULL) {
+			g_free(generation);
+			return FALSE;
+		}
+		entry = g_new0(SflObjectEntry, 1);
+		entry->key = g_strdup(name);
+		entry->version = generation;
+		g_ptr_array_add(listing, entry);
+	}
+	*next_page = json_is_string(token) ? g_strdup(json_string_value(token)) : NULL;
+	return TRUE;
 }
 
 static void
@@ -153,6 +197,22 @@ sfl_gcs_complete(SflObjectClient *client, GTask *task, SflObjectRequest *call,
 	case SFL_OBJECT_OP_DELETE:
 		g_task_return_boolean(task, TRUE);
 		return;
+	case SFL_OBJECT_OP_LIST: {
+		g_autofree gchar *next_page = NULL;
+
+		if (call->listing == NULL)
+			call->listing = g_ptr_array_new_with_free_func(
+				(GDestroyNotify)sfl_object_entry_free);
+		if (sfl_http_response_get_body_truncated(response) ||
+		    !sfl_gcs_parse_listing(response, call->listing, &next_page)) {
+			g_autofree gchar *what = sfl_gcs_client_describe(client, call->key);
+			g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
+						"listing %s*: the answer is no object list", what);
+			return;
+		}
+		sfl_object_client_list_continue(task, next_page);
+		return;
+	}
 	}
 }
 
@@ -193,6 +253,16 @@ sfl_gcs_send(GTask *task)
 			      : g_strdup_printf("%s/storage/v1/b/%s/o/%s", self->base, bucket,
 						name);
 		break;
+	case SFL_OBJECT_OP_LIST: {
+		g_autofree gchar *prefix = sfl_gcs_escape(call->key);
+		g_autofree gchar *page =
+			call->page_token != NULL ? sfl_gcs_escape(call->page_token) : NULL;
+
+		url = g_strdup_printf("%s/storage/v1/b/%s/o?prefix=%s%s%s", self->base, bucket,
+				      prefix, page != NULL ? "&pageToken=" : "",
+				      page != NULL ? page : "");
+		break;
+	}
 	}
 	if (call->token != NULL) {
 		auth = g_strdup_printf("Authorization: Bearer %s", call->token);

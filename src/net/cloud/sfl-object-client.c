@@ -38,6 +38,16 @@ sfl_object_free(SflObject *object)
 	g_free(object);
 }
 
+void
+sfl_object_entry_free(SflObjectEntry *entry)
+{
+	if (entry == NULL)
+		return;
+	g_free(entry->key);
+	g_free(entry->version);
+	g_free(entry);
+}
+
 /**
  * sfl_object_client_get_async:
  * @self: a client
@@ -141,6 +151,42 @@ sfl_object_client_delete_finish(SflObjectClient *self, GAsyncResult *result, GEr
 }
 
 /**
+ * sfl_object_client_list_async:
+ * @self: a client
+ * @prefix: the key prefix ("" for the whole bucket)
+ * @cancellable: (nullable): a cancellable
+ * @callback: completion
+ * @user_data: for @callback
+ *
+ * Lists the objects under @prefix, every page; one request per page.
+ */
+void
+sfl_object_client_list_async(SflObjectClient *self, const gchar *prefix, GCancellable *cancellable,
+			     GAsyncReadyCallback callback, gpointer user_data)
+{
+	g_return_if_fail(SFL_IS_OBJECT_CLIENT(self));
+	g_return_if_fail(prefix != NULL);
+	SFL_OBJECT_CLIENT_GET_CLASS(self)->list_async(self, prefix, cancellable, callback,
+						      user_data);
+}
+
+/**
+ * sfl_object_client_list_finish:
+ * @self: a client
+ * @result: the result
+ * @error: return location for an error
+ *
+ * Returns: (transfer full) (element-type SflObjectEntry) (nullable): the objects, in the
+ *   service's (lexicographic) order
+ */
+GPtrArray *
+sfl_object_client_list_finish(SflObjectClient *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+/**
  * sfl_object_client_describe:
  * @self: a client
  * @key: an object key
@@ -193,6 +239,8 @@ sfl_object_request_free(SflObjectRequest *request)
 	g_clear_pointer(&request->body, g_bytes_unref);
 	g_free(request->version);
 	g_free(request->token);
+	g_free(request->page_token);
+	g_clear_pointer(&request->listing, g_ptr_array_unref);
 	g_free(request);
 }
 
@@ -243,10 +291,57 @@ sfl_object_client_real_delete_async(SflObjectClient *self, const gchar *key, con
 				callback, user_data, sfl_object_client_delete_async);
 }
 
+static void
+sfl_object_client_real_list_async(SflObjectClient *self, const gchar *prefix,
+				  GCancellable *cancellable, GAsyncReadyCallback callback,
+				  gpointer user_data)
+{
+	if (SFL_OBJECT_CLIENT_GET_CLASS(self)->start == NULL) {
+		g_task_report_new_error(self, callback, user_data, sfl_object_client_list_async,
+					G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+					"this object client cannot list");
+		return;
+	}
+	sfl_object_client_start(self, SFL_OBJECT_OP_LIST, prefix, NULL, FALSE, NULL, cancellable,
+				callback, user_data, sfl_object_client_list_async);
+}
+
+/* a listing of more pages than this is refused rather than held: no group is that large */
+#define SFL_OBJECT_LIST_MAX_PAGES 1000
+
+void
+sfl_object_client_list_continue(GTask *task, const gchar *next_page)
+{
+	SflObjectClient *self = g_task_get_source_object(task);
+	SflObjectRequest *request = g_task_get_task_data(task);
+
+	request->pages++;
+	g_clear_pointer(&request->page_token, g_free);
+	if (next_page == NULL || next_page[0] == '\0') {
+		GPtrArray *listing = g_steal_pointer(&request->listing);
+
+		if (listing == NULL)
+			listing = g_ptr_array_new_with_free_func(
+				(GDestroyNotify)sfl_object_entry_free);
+		g_task_return_pointer(task, listing, (GDestroyNotify)g_ptr_array_unref);
+		return;
+	}
+	if (request->pages >= SFL_OBJECT_LIST_MAX_PAGES) {
+		g_autofree gchar *what = sfl_object_client_describe(self, request->key);
+		g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_REJECTED,
+					"listing %s*: more than %u pages", what,
+					(guint)SFL_OBJECT_LIST_MAX_PAGES);
+		return;
+	}
+	request->page_token = g_strdup(next_page);
+	/* the next page starts afresh (credentials, token) and completes this same task */
+	SFL_OBJECT_CLIENT_GET_CLASS(self)->start(self, g_object_ref(task));
+}
+
 const gchar *
 sfl_object_request_method(const SflObjectRequest *request)
 {
-	static const gchar *const methods[] = { "GET", "PUT", "DELETE" };
+	static const gchar *const methods[] = { "GET", "PUT", "DELETE", "GET" };
 
 	return methods[request->op];
 }
@@ -334,6 +429,7 @@ sfl_object_client_class_init(SflObjectClientClass *klass)
 	klass->get_async = sfl_object_client_real_get_async;
 	klass->put_async = sfl_object_client_real_put_async;
 	klass->delete_async = sfl_object_client_real_delete_async;
+	klass->list_async = sfl_object_client_real_list_async;
 }
 
 static void

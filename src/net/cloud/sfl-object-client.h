@@ -59,16 +59,28 @@ typedef enum {
 	SFL_OBJECT_OP_GET,
 	SFL_OBJECT_OP_PUT,
 	SFL_OBJECT_OP_DELETE,
+	SFL_OBJECT_OP_LIST,
 } SflObjectOp;
 
-/* one get, put or delete as a backend carries it through its requests */
+/* one object of a listing */
+typedef struct {
+	gchar *key;
+	gchar *version;
+} SflObjectEntry;
+
+void sfl_object_entry_free(SflObjectEntry *entry);
+
+/* one get, put, delete or list as a backend carries it through its requests */
 typedef struct {
 	SflObjectOp op;
-	gchar *key;
+	gchar *key;   /* a list's prefix */
 	GBytes *body; /* what a put writes */
 	gboolean create_only;
-	gchar *version; /* the version the request is conditional on; a GET learns it */
-	gchar *token;	/* a bearer token, for a backend that needs one */
+	gchar *version;	    /* the version the request is conditional on; a GET learns it */
+	gchar *token;	    /* a bearer token, for a backend that needs one */
+	gchar *page_token;  /* a list's next page (S3 continuation-token, GCS pageToken) */
+	GPtrArray *listing; /* a list's entries so far (element-type SflObjectEntry) */
+	guint pages;	    /* a list's pages read so far */
 } SflObjectRequest;
 
 struct _SflObjectClientClass {
@@ -99,7 +111,15 @@ struct _SflObjectClientClass {
 	void (*complete)(SflObjectClient *self, GTask *task, SflObjectRequest *request,
 			 SflHttpResponse *response);
 
-	gpointer padding[5];
+	/*
+	 * optional, default through start: every object whose key starts with @prefix, all
+	 * pages, completing with a GPtrArray of SflObjectEntry (without start:
+	 * G_IO_ERROR_NOT_SUPPORTED)
+	 */
+	void (*list_async)(SflObjectClient *self, const gchar *prefix, GCancellable *cancellable,
+			   GAsyncReadyCallback callback, gpointer user_data);
+
+	gpointer padding[4];
 };
 
 void sfl_object_client_get_async(SflObjectClient *self, const gchar *key, GCancellable *cancellable,
@@ -117,6 +137,15 @@ void sfl_object_client_delete_async(SflObjectClient *self, const gchar *key, con
 				    gpointer user_data);
 gboolean
 sfl_object_client_delete_finish(SflObjectClient *self, GAsyncResult *result, GError **error);
+/*
+ * list: the keys starting with @prefix and their versions (the same versions get returns),
+ * every page read; an error (any, never a partial listing) means "cannot tell".
+ */
+void
+sfl_object_client_list_async(SflObjectClient *self, const gchar *prefix, GCancellable *cancellable,
+			     GAsyncReadyCallback callback, gpointer user_data);
+GPtrArray *sfl_object_client_list_finish(SflObjectClient *self, GAsyncResult *result,
+					 GError **error) G_GNUC_WARN_UNUSED_RESULT;
 gchar *
 sfl_object_client_describe(SflObjectClient *self, const gchar *key) G_GNUC_WARN_UNUSED_RESULT;
 void sfl_object_client_close(SflObjectClient *self);
@@ -126,6 +155,11 @@ void sfl_object_client_close(SflObjectClient *self);
 const gchar *sfl_object_request_method(const SflObjectRequest *request);
 void sfl_object_client_response_cb(GObject *source, GAsyncResult *result, gpointer user_data);
 void sfl_object_client_return_object(GTask *task, SflHttpResponse *response, const gchar *version);
+/*
+ * a list's page was read into request->listing: with @next_page (the service's token) the
+ * next page is requested through start, else @task completes with the listing
+ */
+void sfl_object_client_list_continue(GTask *task, const gchar *next_page);
 
 /*
  * Callers that ask a credential provider while its refresh is in flight share that refresh:

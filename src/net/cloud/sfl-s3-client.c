@@ -57,6 +57,116 @@ sfl_s3_xml_field(GBytes *body, const gchar *tag)
 	return g_strndup(start, MIN((gsize)(end - start), 300));
 }
 
+/* XML character data with its five entities and numeric references resolved */
+static gchar *
+sfl_s3_xml_unescape(const gchar *text, gsize len)
+{
+	static const struct {
+		const gchar *name;
+		gchar c;
+	} entities[] = { { "&amp;", '&' },
+			 { "&lt;", '<' },
+			 { "&gt;", '>' },
+			 { "&quot;", '"' },
+			 { "&apos;", '\'' } };
+	GString *out = g_string_sized_new(len);
+	const gchar *end = text + len;
+
+	for (const gchar *p = text; p < end;) {
+		gboolean done = FALSE;
+
+		if (*p != '&') {
+			g_string_append_c(out, *p++);
+			continue;
+		}
+		for (guint i = 0; i < G_N_ELEMENTS(entities) && !done; i++) {
+			gsize n = strlen(entities[i].name);
+			if ((gsize)(end - p) >= n && strncmp(p, entities[i].name, n) == 0) {
+				g_string_append_c(out, entities[i].c);
+				p += n;
+				done = TRUE;
+			}
+		}
+		if (!done && end - p > 3 && p[1] == '#') {
+			const gchar *semi = memchr(p, ';', end - p);
+			gboolean hex = p[2] == 'x' || p[2] == 'X';
+			gchar *stop = NULL;
+			guint64 code = semi != NULL ? g_ascii_strtoull(p + (hex ? 3 : 2), &stop,
+								       hex ? 16 : 10)
+						    : 0;
+
+			if (semi != NULL && stop == semi && code > 0 && code <= 0x10FFFF) {
+				g_string_append_unichar(out, (gunichar)code);
+				p = semi + 1;
+				done = TRUE;
+			}
+		}
+		if (!done)
+			g_string_append_c(out, *p++);
+	}
+	return g_string_free(out, FALSE);
+}
+
+/* the unescaped text of the first <tag>...</tag> within [start, end), or NULL */
+static gchar *
+sfl_s3_xml_element(const gchar *start, const gchar *end, const gchar *tag)
+{
+	g_autofree gchar *open = g_strdup_printf("<%s>", tag);
+	g_autofree gchar *close = g_strdup_printf("</%s>", tag);
+	const gchar *from = g_strstr_len(start, end - start, open);
+	const gchar *to;
+
+	if (from == NULL)
+		return NULL;
+	from += strlen(open);
+	to = g_strstr_len(from, end - from, close);
+	if (to == NULL)
+		return NULL;
+	return sfl_s3_xml_unescape(from, to - from);
+}
+
+/*
+ * One ListObjectsV2 page into the listing: every <Contents> with its <Key> and <ETag> (the
+ * same quoted ETag a GET answers); the next page's <NextContinuationToken> while
+ * <IsTruncated> is true. Keys are XML-escaped text (no encoding-type is asked for).
+ */
+static gboolean
+sfl_s3_parse_listing(GBytes *body, GPtrArray *listing, gchar **next_page)
+{
+	gsize len = 0;
+	const gchar *data = body != NULL ? g_bytes_get_data(body, &len) : NULL;
+	const gchar *end = data + len;
+	const gchar *p = data;
+	g_autofree gchar *truncated = NULL;
+
+	if (data == NULL || g_strstr_len(data, len, "<ListBucketResult") == NULL)
+		return FALSE;
+	while ((p = g_strstr_len(p, end - p, "<Contents>")) != NULL) {
+		const gchar *close = g_strstr_len(p, end - p, "</Contents>");
+		SflObjectEntry *entry;
+		g_autofree gchar *key = NULL;
+
+		if (close == NULL)
+			return FALSE;
+		key = sfl_s3_xml_element(p, close, "Key");
+		if (key == NULL)
+			return FALSE;
+		entry = g_new0(SflObjectEntry, 1);
+		entry->key = g_steal_pointer(&key);
+		entry->version = sfl_s3_xml_element(p, close, "ETag");
+		if (entry->version == NULL)
+			entry->version = g_strdup("");
+		g_ptr_array_add(listing, entry);
+		p = close;
+	}
+	truncated = sfl_s3_xml_element(data, end, "IsTruncated");
+	*next_page = g_strcmp0(truncated, "true") == 0
+			     ? sfl_s3_xml_element(data, end, "NextContinuationToken")
+			     : NULL;
+	/* truncated without a token would list the first page forever */
+	return g_strcmp0(truncated, "true") != 0 || *next_page != NULL;
+}
+
 static gboolean
 sfl_s3_code_is_transient(const gchar *code)
 {
@@ -184,6 +294,24 @@ sfl_s3_complete(SflObjectClient *client, GTask *task, SflObjectRequest *call,
 	case SFL_OBJECT_OP_DELETE:
 		g_task_return_boolean(task, TRUE);
 		return;
+	case SFL_OBJECT_OP_LIST: {
+		g_autofree gchar *next_page = NULL;
+
+		if (call->listing == NULL)
+			call->listing = g_ptr_array_new_with_free_func(
+				(GDestroyNotify)sfl_object_entry_free);
+		if (sfl_http_response_get_body_truncated(response) ||
+		    !sfl_s3_parse_listing(sfl_http_response_get_body(response), call->listing,
+					  &next_page)) {
+			g_autofree gchar *what = sfl_s3_client_describe(client, call->key);
+			g_task_return_new_error(task, SFL_ERROR, SFL_ERROR_TRANSIENT,
+						"listing %s*: the answer is no ListBucketResult",
+						what);
+			return;
+		}
+		sfl_object_client_list_continue(task, next_page);
+		return;
+	}
 	}
 }
 
@@ -199,6 +327,7 @@ sfl_s3_send(GTask *task, const SflAwsCredentials *creds)
 	g_autofree gchar *amz_date = NULL;
 	g_autoptr(GPtrArray) sign = g_ptr_array_new();
 	g_autoptr(GPtrArray) headers = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) query = g_ptr_array_new();
 	g_auto(SflSigV4Result) sig = { 0 };
 	SflSigV4Request req = { 0 };
 	const gchar *method = sfl_object_request_method(call);
@@ -206,7 +335,29 @@ sfl_s3_send(GTask *task, const SflAwsCredentials *creds)
 	gconstpointer body_data =
 		call->body != NULL ? g_bytes_get_data(call->body, &body_len) : NULL;
 
-	url = sfl_s3_client_object_url(self, call->key, &uri);
+	if (call->op == SFL_OBJECT_OP_LIST) {
+		/* ListObjectsV2 on the bucket; the query is signed raw and sent encoded alike */
+		g_autoptr(GString) text = g_string_new(NULL);
+
+		g_ptr_array_add(query, (gpointer) "list-type");
+		g_ptr_array_add(query, (gpointer) "2");
+		g_ptr_array_add(query, (gpointer) "prefix");
+		g_ptr_array_add(query, call->key);
+		if (call->page_token != NULL) {
+			g_ptr_array_add(query, (gpointer) "continuation-token");
+			g_ptr_array_add(query, call->page_token);
+		}
+		for (guint i = 0; i + 1 < query->len; i += 2) {
+			g_autofree gchar *value = sfl_sigv4_uri_encode(query->pdata[i + 1], FALSE);
+			g_string_append_printf(text, "%s%s=%s", i == 0 ? "?" : "&",
+					       (const gchar *)query->pdata[i], value);
+		}
+		uri = g_strdup(self->path_prefix[0] != '\0' ? self->path_prefix : "/");
+		url = g_strconcat(self->base, uri, text->str, NULL);
+	} else {
+		url = sfl_s3_client_object_url(self, call->key, &uri);
+	}
+	g_ptr_array_add(query, NULL);
 	payload = sfl_sigv4_hex_sha256(body_data, body_len);
 	amz_date = sfl_sigv4_amz_date(sfl_clock_wall_usec(self->clock));
 
@@ -234,6 +385,7 @@ sfl_s3_send(GTask *task, const SflAwsCredentials *creds)
 	g_ptr_array_add(sign, NULL);
 	req.method = method;
 	req.canonical_uri = uri;
+	req.query = (const gchar *const *)query->pdata;
 	req.headers = (const gchar *const *)sign->pdata;
 	req.payload_hash = payload;
 	req.amz_date = amz_date;

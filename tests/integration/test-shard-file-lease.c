@@ -1,0 +1,387 @@
+/*
+ * Copyright 2026 sf2loki contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#define G_LOG_DOMAIN "SflTestShard"
+
+#include "config.h"
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "sfl-autocleanups.h"
+#include "sfl-curl-loop.h"
+#include "sfl-test-sim.h"
+
+/*
+ * Sharded replicas (coordinate.sharding) under file_lease, as real processes on one directory,
+ * against the Salesforce and Loki simulators: six EventLogFile types are six work units. Three
+ * replicas own two each, every unit exactly once; a replica killed with SIGKILL has its units
+ * taken over under higher epochs once their leases went stale; a fourth replica joining takes
+ * its share only after the owners drained and let go; a replica stopped in order leaves the
+ * group; and across all of it Loki receives every row (duplicates allowed, loss not) and no
+ * unit's recorded epoch ever goes back.
+ */
+
+#define TTL_MS	   2000
+#define RENEW_MS   600
+#define N_TYPES	   6
+#define ROWS	   400
+#define TIMEOUT_US (60 * G_USEC_PER_SEC)
+
+static const gchar *const TYPES[N_TYPES] = { "API", "URI", "Login", "Logout", "Report", "RestApi" };
+
+typedef struct {
+	SflTestSims sims;
+	gchar *config;
+	gchar *state;
+	GPtrArray *replicas;
+	SflCurlLoop *loop;
+	guint files; /* EventLogFiles added so far, each of ROWS rows */
+	gboolean skipped;
+} Fixture;
+
+/* one file per type, hourly, @hours_ago; the generator writes API rows under every type */
+static gchar *
+dataset(guint round, gint hours_ago)
+{
+	g_autofree gchar *created =
+		sfl_test_sf_datetime(g_get_real_time() - (gint64)hours_ago * G_TIME_SPAN_HOUR);
+	g_autoptr(GString) out = g_string_new("{\"eventlogfiles\": [");
+
+	for (guint i = 0; i < N_TYPES; i++)
+		g_string_append_printf(out,
+				       "%s{\"Id\": \"0ATSH%u%012u\", \"EventType\": \"%s\", "
+				       "\"Interval\": \"Hourly\", \"LogDate\": \"%s\", "
+				       "\"CreatedDate\": \"%s\", \"Sequence\": 0, \"generate\": "
+				       "{\"rows\": %u, \"kind\": \"API\", \"seed\": %u}}",
+				       i > 0 ? ", " : "", round, i, TYPES[i], created, created,
+				       ROWS, round * 100 + i + 1);
+	g_string_append(out, "]}");
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+static void
+fixture_setup(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *first = dataset(1, 2);
+	g_autofree gchar *head = NULL;
+	g_autofree gchar *yaml = NULL;
+	g_autofree gchar *lease = NULL;
+	g_autoptr(GString) types = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+
+	fx->replicas = sfl_test_replicas_new();
+	if (!sfl_test_sims_start(&fx->sims, "sfl-shard-XXXXXX", first, NULL)) {
+		fx->skipped = TRUE;
+		return;
+	}
+	fx->files = N_TYPES;
+	fx->loop = sfl_curl_loop_new();
+	for (guint i = 0; i < N_TYPES; i++)
+		g_string_append_printf(types, "%s%s", i > 0 ? ", " : "", TYPES[i]);
+	fx->state = g_build_filename(fx->sims.dir, "state.json", NULL);
+	lease = g_build_filename(fx->sims.dir, "leader.lease", NULL);
+	head = sfl_test_sims_config(&fx->sims, NULL, NULL);
+	yaml = g_strdup_printf("%s"
+			       "sources:\n"
+			       "  eventlogfile:\n"
+			       "    enabled: true\n"
+			       "    interval: Hourly\n"
+			       "    event_types: [%s]\n"
+			       "    poll_interval: 1s\n"
+			       "    lookback: 6h\n"
+			       "    settle_window: 0s\n"
+			       "state:\n"
+			       "  file: {path: '%s'}\n"
+			       "coordinate:\n"
+			       "  type: file_lease\n"
+			       "  file_lease: {path: '%s', ttl: %dms, renew_interval: %dms}\n"
+			       "  sharding: {enabled: true, members_ttl: %dms}\n"
+			       "service:\n"
+			       "  health_addr: 127.0.0.1:0\n"
+			       "  shutdown_grace: 10s\n",
+			       head, types->str, fx->state, lease, TTL_MS, RENEW_MS, TTL_MS);
+	fx->config = g_build_filename(fx->sims.dir, "config.yaml", NULL);
+	g_file_set_contents(fx->config, yaml, -1, &error);
+	g_assert_no_error(error);
+}
+
+static void
+fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	g_ptr_array_unref(fx->replicas);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	g_clear_object(&fx->loop);
+	sfl_test_sims_clear(&fx->sims);
+	g_free(fx->config);
+	g_free(fx->state);
+}
+
+static SflTestReplica *
+replica_start(Fixture *fx, const gchar *name)
+{
+	const gchar *env[] = { "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", name, NULL };
+
+	return sfl_test_replica_start(fx->replicas, name, fx->config, env);
+}
+
+/* the replica's /statusz, or NULL while it is not up (or gone) */
+static json_t *
+statusz(Fixture *fx, SflTestReplica *r)
+{
+	guint port = sfl_test_replica_health_port(r);
+	g_autofree gchar *url = NULL;
+	g_autofree gchar *body = NULL;
+	guint status = 0;
+
+	if (port == 0 || r->eof)
+		return NULL;
+	url = g_strdup_printf("http://127.0.0.1:%u/statusz", port);
+	body = sfl_test_http_call(fx->loop, "GET", url, &status);
+	if (status != 200 || body == NULL)
+		return NULL;
+	return json_loads(body, 0, NULL);
+}
+
+/* the units @r leads now and their epochs (unit → epoch); NULL when it cannot be asked */
+static GHashTable *
+owned_units(Fixture *fx, SflTestReplica *r)
+{
+	g_autoptr(json_t) doc = statusz(fx, r);
+	json_t *units = json_object_get(json_object_get(doc, "sharding"), "units");
+	GHashTable *out = NULL;
+	gsize i;
+	json_t *u;
+
+	if (!json_is_array(units))
+		return NULL;
+	out = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	json_array_foreach (units, i, u) {
+		g_hash_table_insert(
+			out, g_strdup(json_string_value(json_object_get(u, "unit"))),
+			GSIZE_TO_POINTER(json_integer_value(json_object_get(u, "epoch"))));
+	}
+	return out;
+}
+
+typedef struct {
+	GPtrArray *members;	 /* SflTestReplica: the ones that must share the units */
+	guint64 epochs[N_TYPES]; /* out: each unit's epoch at its owner */
+	gchar *owners[N_TYPES];	 /* out: each unit's owner */
+} Balance;
+
+static void
+balance_clear(Balance *b)
+{
+	g_clear_pointer(&b->members, g_ptr_array_unref);
+	for (guint i = 0; i < N_TYPES; i++)
+		g_clear_pointer(&b->owners[i], g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Balance, balance_clear)
+
+/* every unit led by exactly one of the members, each member leading ⌊U/N⌋ or ⌈U/N⌉ */
+static gboolean
+balanced(gpointer fixture, gpointer data)
+{
+	Fixture *fx = fixture;
+	Balance *b = data;
+	guint lo = N_TYPES / b->members->len;
+	guint hi = (N_TYPES + b->members->len - 1) / b->members->len;
+	guint seen[N_TYPES] = { 0 };
+
+	for (guint m = 0; m < b->members->len; m++) {
+		SflTestReplica *r = g_ptr_array_index(b->members, m);
+		g_autoptr(GHashTable) owned = owned_units(fx, r);
+
+		if (owned == NULL || g_hash_table_size(owned) < lo || g_hash_table_size(owned) > hi)
+			return FALSE;
+		for (guint i = 0; i < N_TYPES; i++) {
+			g_autofree gchar *unit = g_strconcat("eventlogfile:", TYPES[i], NULL);
+			gpointer epoch = NULL;
+
+			if (!g_hash_table_lookup_extended(owned, unit, NULL, &epoch))
+				continue;
+			seen[i]++;
+			b->epochs[i] = GPOINTER_TO_SIZE(epoch);
+			g_free(b->owners[i]);
+			b->owners[i] = g_strdup(r->name);
+		}
+	}
+	for (guint i = 0; i < N_TYPES; i++)
+		if (seen[i] != 1)
+			return FALSE;
+	return TRUE;
+}
+
+static void
+wait_balanced(Fixture *fx, Balance *b, const gchar *what)
+{
+	sfl_test_fixture_wait(balanced, fx, b, TIMEOUT_US, what);
+	for (guint i = 0; i < N_TYPES; i++)
+		g_test_message("%s: eventlogfile:%s led by %s (epoch %" G_GUINT64_FORMAT ")", what,
+			       TYPES[i], b->owners[i], b->epochs[i]);
+}
+
+/* every row added so far reached Loki at least once */
+static gboolean
+all_delivered(gpointer fixture, gpointer data)
+{
+	Fixture *fx = fixture;
+
+	return sfl_test_sims_loki_stat(&fx->sims, "REQUEST_ID", "distinct") >=
+	       (json_int_t)fx->files * ROWS;
+}
+
+/* each unit's epoch as the state file records it */
+static void
+recorded_epochs(Fixture *fx, guint64 *epochs)
+{
+	g_autofree gchar *text = NULL;
+	g_autoptr(json_t) doc = NULL;
+
+	g_assert_true(g_file_get_contents(fx->state, &text, NULL, NULL));
+	doc = json_loads(text, 0, NULL);
+	g_assert_nonnull(doc);
+	for (guint i = 0; i < N_TYPES; i++) {
+		g_autofree gchar *key =
+			g_strconcat("__fence_epoch__:eventlogfile:", TYPES[i], NULL);
+		const gchar *value = json_string_value(json_object_get(doc, key));
+
+		g_assert_nonnull(value);
+		epochs[i] = g_ascii_strtoull(value, NULL, 10);
+	}
+}
+
+static void
+add_files(Fixture *fx, guint round)
+{
+	g_autofree gchar *more = dataset(round, 1);
+	g_autoptr(json_t) answer =
+		sfl_test_sim_control(fx->loop, fx->sims.sf_base, "POST", "/control/add", more);
+
+	g_assert_true(json_is_true(json_object_get(answer, "ok")));
+	fx->files += N_TYPES;
+}
+
+static GPtrArray *
+members_of(SflTestReplica *first, ...)
+{
+	GPtrArray *out = g_ptr_array_new();
+	va_list ap;
+
+	va_start(ap, first);
+	for (SflTestReplica *r = first; r != NULL; r = va_arg(ap, SflTestReplica *))
+		g_ptr_array_add(out, r);
+	va_end(ap);
+	return out;
+}
+
+typedef struct {
+	SflTestReplica *replica;
+	const gchar *needle;
+} Logged;
+
+static gboolean
+logged_cond(gpointer fixture, gpointer data)
+{
+	const Logged *what = data;
+
+	return sfl_test_replica_logged(what->replica, what->needle);
+}
+
+static void
+test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
+{
+	SflTestReplica *a, *b, *c, *d;
+	g_auto(Balance) three = { 0 };
+	g_auto(Balance) two = { 0 };
+	g_auto(Balance) joined = { 0 };
+	g_auto(Balance) left = { 0 };
+	guint64 recorded[N_TYPES] = { 0 };
+	guint64 after[N_TYPES] = { 0 };
+	g_autoptr(json_t) status = NULL;
+	gint64 killed_at;
+
+	if (fx->skipped || sfl_test_skip_without_signals())
+		return;
+	a = replica_start(fx, "replica-a");
+	b = replica_start(fx, "replica-b");
+	c = replica_start(fx, "replica-c");
+
+	/* three members: two units each, every unit once */
+	three.members = members_of(a, b, c, NULL);
+	wait_balanced(fx, &three, "three replicas");
+	sfl_test_fixture_wait(all_delivered, fx, NULL, TIMEOUT_US, "the first files in Loki");
+	status = statusz(fx, a);
+	g_assert_true(json_is_true(json_object_get(json_object_get(status, "sharding"), "member")));
+	g_assert_cmpint(json_integer_value(json_object_get(json_object_get(status, "sharding"),
+							   "units_total")),
+			==, N_TYPES);
+	g_assert_cmpint(
+		json_array_size(json_object_get(json_object_get(status, "sharding"), "members")),
+		==, 3);
+	recorded_epochs(fx, recorded);
+
+	/* SIGKILL: c's units are taken over once their leases went stale, under higher epochs */
+	killed_at = g_get_monotonic_time();
+	sfl_test_replica_kill(c);
+	add_files(fx, 2);
+	two.members = members_of(a, b, NULL);
+	wait_balanced(fx, &two, "after the kill");
+	g_test_message("every unit led again %" G_GINT64_FORMAT " ms after the kill (ttl %d ms)",
+		       (g_get_monotonic_time() - killed_at) / 1000, TTL_MS);
+	for (guint i = 0; i < N_TYPES; i++) {
+		if (g_strcmp0(three.owners[i], "replica-c") == 0)
+			g_assert_cmpuint(two.epochs[i], >, three.epochs[i]);
+		else /* a survivor's units stayed where they were */
+			g_assert_cmpstr(two.owners[i], ==, three.owners[i]);
+	}
+	sfl_test_fixture_wait(all_delivered, fx, NULL, TIMEOUT_US, "every file after the kill");
+	recorded_epochs(fx, after);
+	for (guint i = 0; i < N_TYPES; i++)
+		g_assert_cmpuint(after[i], >=, recorded[i]);
+	memcpy(recorded, after, sizeof(recorded));
+
+	/* a fourth replica joins: it takes its share, each only after its owner let go */
+	d = replica_start(fx, "replica-d");
+	joined.members = members_of(a, b, d, NULL);
+	wait_balanced(fx, &joined, "after the join");
+	g_assert_true(sfl_test_replica_logged(d, "acquired (epoch"));
+	g_assert_true(sfl_test_replica_logged(a, "draining before the handover") ||
+		      sfl_test_replica_logged(b, "draining before the handover"));
+	add_files(fx, 3);
+	sfl_test_fixture_wait(all_delivered, fx, NULL, TIMEOUT_US, "every file after the join");
+
+	/* b stops in order: it leaves the group, a and d lead everything */
+	g_subprocess_send_signal(b->proc, SIGTERM);
+	{
+		Logged what = { b, "left the group" };
+		sfl_test_fixture_wait(logged_cond, fx, &what, TIMEOUT_US, "b leaving");
+	}
+	left.members = members_of(a, d, NULL);
+	wait_balanced(fx, &left, "after b left");
+	add_files(fx, 4);
+	sfl_test_fixture_wait(all_delivered, fx, NULL, TIMEOUT_US, "every file after the leave");
+	recorded_epochs(fx, after);
+	for (guint i = 0; i < N_TYPES; i++)
+		g_assert_cmpuint(after[i], >=, recorded[i]);
+	/* no unit was ever led by two members at the checks above, and no epoch was reused: a
+	 * new owner's epoch is above every earlier one of that unit */
+	for (guint i = 0; i < N_TYPES; i++)
+		if (g_strcmp0(left.owners[i], joined.owners[i]) != 0)
+			g_assert_cmpuint(left.epochs[i], >, joined.epochs[i]);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add("/sfl/shard/file-lease/balance-failover-join-leave", Fixture, NULL,
+		   fixture_setup, test_balance_failover_join_leave, fixture_teardown);
+	return g_test_run();
+}
