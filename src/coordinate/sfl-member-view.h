@@ -10,7 +10,7 @@ G_BEGIN_DECLS
 
 /*
  * SflMemberView: which replicas are live members of a sharded group, judged from what this
- * replica read of their membership records (issue 26 groundwork; not wired in yet). A record
+ * replica read of their membership records (coordinate.sharding). A record
  * carries an opaque version that its owner changes at every renewal; a member is live while
  * its version changed within one ttl on *this* replica's monotonic clock, never by comparing
  * another host's wall clock (docs/architecture.md, the HA rules). A record seen for the first

@@ -11,7 +11,7 @@
 G_BEGIN_DECLS
 
 /*
- * The membership of a sharded group (issue 26 groundwork; not wired in yet): every replica
+ * The membership of a sharded group (coordinate.sharding): every replica
  * keeps a record of its own, rewritten every renew interval with a new sequence number, and
  * lists everyone's; sfl-member-view.c judges who is live from what it read.
  */

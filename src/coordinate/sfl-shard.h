@@ -9,12 +9,12 @@
 G_BEGIN_DECLS
 
 /*
- * Work-unit assignment for sharded replicas (issue 26's groundwork; not wired into the
- * coordinators yet). A unit is named by the checkpoint key it writes, a member by its holder
- * string. Every replica computes the same assignment from the same member list, with no
- * messages between them: rendezvous (highest-random-weight) scores, made exactly balanced by
- * a capacity — each member owns ⌊U/N⌋ or ⌈U/N⌉ units — and taken greedily in descending score
- * order, so a join or a leave moves close to the 1/N share a plain rendezvous would move.
+ * Work-unit assignment for sharded replicas (coordinate.sharding). A unit is named by the
+ * checkpoint key it writes, a member by its holder string. Every replica computes the same
+ * assignment from the same member list, with no messages between them: rendezvous
+ * (highest-random-weight) scores, made exactly balanced by a capacity — each member owns ⌊U/N⌋ or
+ * ⌈U/N⌉ units — and taken greedily in descending score order, so a join or a leave moves close to
+ * the 1/N share a plain rendezvous would move.
  */
 
 /* the rendezvous weight of @unit on @member: a 64-bit hash, the same on every platform */

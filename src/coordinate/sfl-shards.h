@@ -9,8 +9,8 @@
 G_BEGIN_DECLS
 
 /*
- * SflShards: which work units this replica leads in a sharded group (issue 26 groundwork;
- * not wired in yet). Given the live members (sfl-membership.c) it computes the balanced
+ * SflShards: which work units this replica leads in a sharded group (coordinate.sharding,
+ * run by app/sfl-sharding.c). Given the live members (sfl-membership.c) it computes the balanced
  * assignment (sfl-shard.c) and runs one unit lease, an SflCoordinator with the rules every
  * single lease follows, for each unit assigned to it. A unit is led only once its lease is
  * won, so a previous owner that has not let go (still draining, or stale for less than a ttl)
