@@ -29,6 +29,8 @@
 #include "sfl-s3-client.h"
 #include "sfl-lease-doc.h"
 #include "sfl-membership.h"
+#include "sfl-object-member-store.h"
+#include "sfl-unit-lease.h"
 #include "sfl-platform.h"
 #include "sfl-pubsub-source.h"
 
@@ -412,6 +414,65 @@ sfl_app_file_lease_unit(const SflConfig *config, SflCurlLoop *loop, const gchar 
 	return sfl_file_lease_coordinator_new(path, l->ttl, l->renew_interval, holder, clock, NULL);
 }
 
+/*
+ * The object-store leases shard beside the single lease's key: `<key>.members/` and
+ * `<key>.units/`. Each unit lease gets a client of its own because a lease run closes its
+ * client's connections when it stops, which must not cut another unit's request short.
+ */
+static SflObjectClient *
+sfl_app_object_lease_client(const SflConfig *config, gint64 renew_usec, GError **error)
+{
+	const SflCoordinateConfig *c = &config->data.coordinate;
+	guint timeout_ms = (guint)MIN(renew_usec / 1000, SFL_APP_OBJECT_TIMEOUT_MS);
+
+	if (c->type == SFL_COORDINATE_S3_LEASE)
+		return sfl_app_s3_client("coordinate.s3_lease", c->s3_lease.bucket,
+					 c->s3_lease.region, c->s3_lease.endpoint_url, timeout_ms,
+					 error);
+	return sfl_app_gcs_client("coordinate.gcs_lease", c->gcs_lease.bucket,
+				  c->gcs_lease.service_file, timeout_ms, error);
+}
+
+static const gchar *
+sfl_app_object_lease_key(const SflConfig *config)
+{
+	const SflCoordinateConfig *c = &config->data.coordinate;
+
+	return c->type == SFL_COORDINATE_S3_LEASE ? c->s3_lease.key : c->gcs_lease.object_name;
+}
+
+static SflMemberStore *
+sfl_app_object_lease_members(const SflConfig *config, SflCurlLoop *loop, GError **error)
+{
+	/* a membership request is renewed three times a members_ttl */
+	g_autoptr(SflObjectClient) client = sfl_app_object_lease_client(
+		config, MAX(config->data.coordinate.sharding.members_ttl / 3, 1000), error);
+	g_autofree gchar *prefix = NULL;
+
+	if (client == NULL)
+		return NULL;
+	prefix = g_strconcat(sfl_app_object_lease_key(config), ".members/", NULL);
+	return sfl_object_member_store_new(client, prefix);
+}
+
+static SflCoordinator *
+sfl_app_object_lease_unit(const SflConfig *config, SflCurlLoop *loop, const gchar *holder,
+			  const gchar *unit, GError **error)
+{
+	const SflCoordinateConfig *c = &config->data.coordinate;
+	gint64 ttl = c->type == SFL_COORDINATE_S3_LEASE ? c->s3_lease.ttl : c->gcs_lease.ttl;
+	gint64 renew = c->type == SFL_COORDINATE_S3_LEASE ? c->s3_lease.renew_interval
+							  : c->gcs_lease.renew_interval;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflObjectClient) client = sfl_app_object_lease_client(config, renew, error);
+	g_autofree gchar *key = NULL;
+
+	if (client == NULL)
+		return NULL;
+	key = sfl_unit_lease_object_key(sfl_app_object_lease_key(config), unit);
+	return sfl_object_lease_coordinator_new(client, key, ttl, renew, holder, clock);
+}
+
 /* --- is a live daemon writing the store? (`sf2loki state`) ------------------------------ */
 
 /* the store's own lock answers this when it is opened */
@@ -499,9 +560,11 @@ static const SflCoordinatorKind sfl_app_coordinator_kinds[] = {
 	{ "k8s_lease", "coordinate.k8s_lease", sfl_app_build_k8s_lease, TRUE,
 	  sfl_app_k8s_lease_no_writer, sfl_app_k8s_lease_check_deferred, sfl_probe_k8s_lease },
 	{ "s3_lease", "coordinate.s3_lease", sfl_app_build_s3_lease, TRUE,
-	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease },
+	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease,
+	  sfl_app_object_lease_members, sfl_app_object_lease_unit },
 	{ "gcs_lease", "coordinate.gcs_lease", sfl_app_build_gcs_lease, TRUE,
-	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease },
+	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease,
+	  sfl_app_object_lease_members, sfl_app_object_lease_unit },
 };
 
 /**

@@ -560,7 +560,7 @@ sfl_sharding_new(const SflShardingArgs *args, GError **error)
 	if (kind->build_members == NULL || kind->build_unit_lease == NULL) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_INVALID_CONFIG,
 			    "coordinate.sharding.enabled: coordinate.type %s cannot shard in this "
-			    "build (file_lease can); set coordinate.sharding.enabled to false",
+			    "build; set coordinate.sharding.enabled to false",
 			    kind->name);
 		return NULL;
 	}

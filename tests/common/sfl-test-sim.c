@@ -494,6 +494,45 @@ sfl_test_gcs_sim_start(const gchar *const *args, SflTestSim **out_proc)
 }
 
 /**
+ * sfl_test_gcs_sim_start_with_account:
+ * @dir: where the account's keys go
+ * @out_proc: (out): the simulator process (also set when it was skipped)
+ * @out_sa_path: (out): the service-account key file, when started
+ *
+ * Returns: (transfer full) (nullable): the simulator's base URL, or %NULL after g_test_skip()
+ */
+gchar *
+sfl_test_gcs_sim_start_with_account(const gchar *dir, SflTestSim **out_proc, gchar **out_sa_path)
+{
+	g_autofree gchar *sa_pub = g_build_filename(dir, "sa-pub.pem", NULL);
+	g_autofree gchar *sa_priv = g_build_filename(dir, "sa-key.pem", NULL);
+	g_autofree gchar *pem = NULL;
+	g_autofree gchar *sa_text = NULL;
+	g_autofree gchar *token_uri = NULL;
+	g_autoptr(json_t) sa = json_object();
+	const gchar *args[] = { "--public-key", sa_pub, NULL };
+	gchar *base = NULL;
+
+	sfl_test_write_rsa_key(sa_priv, sa_pub);
+	base = sfl_test_gcs_sim_start(args, out_proc);
+	if (base == NULL)
+		return NULL;
+	g_assert_true(g_file_get_contents(sa_priv, &pem, NULL, NULL));
+	json_object_set_new(sa, "type", json_string("service_account"));
+	json_object_set_new(sa, "project_id", json_string("sim-project"));
+	json_object_set_new(sa, "private_key_id", json_string("sim-key-1"));
+	json_object_set_new(sa, "private_key", json_string(pem));
+	json_object_set_new(sa, "client_email",
+			    json_string("sf2loki@sim-project.iam.gserviceaccount.com"));
+	token_uri = g_strconcat(base, "/token", NULL);
+	json_object_set_new(sa, "token_uri", json_string(token_uri));
+	sa_text = json_dumps(sa, JSON_INDENT(2));
+	*out_sa_path = g_build_filename(dir, "service-account.json", NULL);
+	g_assert_true(g_file_set_contents(*out_sa_path, sa_text, -1, NULL));
+	return base;
+}
+
+/**
  * sfl_test_k8s_sim_start:
  * @args: (nullable): arguments for tests/sim/k8s_sim.py (--dir DIR is required)
  * @out_proc: (out): the simulator process (also set when it was skipped)

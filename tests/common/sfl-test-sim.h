@@ -122,6 +122,13 @@ gchar *sfl_test_s3_sim_start(const gchar *const *args, SflTestSim **out_proc);
  * base URL. NULL when it reported its dependencies missing (exit 77): the test was skipped.
  */
 gchar *sfl_test_gcs_sim_start(const gchar *const *args, SflTestSim **out_proc);
+/*
+ * The GCS simulator checking JWT grants for a fresh service account whose key file
+ * (`service_file` of the gcs store and lease) is written to @out_sa_path in @dir.
+ * Returns the simulator's base URL, or NULL after g_test_skip().
+ */
+gchar *
+sfl_test_gcs_sim_start_with_account(const gchar *dir, SflTestSim **out_proc, gchar **out_sa_path);
 
 /* a fresh 2048-bit RSA key: the private PEM at @priv_path, the public PEM at @pub_path
  * (optional), for the JWT flow against the Salesforce simulator */

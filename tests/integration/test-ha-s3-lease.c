@@ -240,31 +240,11 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	fx->key_path = g_build_filename(fx->dir, "key.pem", NULL);
 	sfl_test_write_rsa_key(fx->key_path, pub_path);
 	if (fx->gcs) {
-		g_autofree gchar *sa_pub = g_build_filename(fx->dir, "sa-pub.pem", NULL);
-		g_autofree gchar *sa_priv = g_build_filename(fx->dir, "sa-key.pem", NULL);
-		g_autofree gchar *pem = NULL;
-		g_autoptr(json_t) sa = json_object();
-		g_autofree gchar *sa_text = NULL;
-		g_autofree gchar *token_uri = NULL;
-		const gchar *args[] = { "--public-key", sa_pub, NULL };
-
-		sfl_test_write_rsa_key(sa_priv, sa_pub);
-		fx->s3_base = sfl_test_gcs_sim_start(args, &fx->s3_proc);
+		fx->s3_base =
+			sfl_test_gcs_sim_start_with_account(fx->dir, &fx->s3_proc, &fx->sa_path);
 		fx->skip = fx->s3_base == NULL;
 		if (fx->skip)
 			return;
-		g_assert_true(g_file_get_contents(sa_priv, &pem, NULL, NULL));
-		json_object_set_new(sa, "type", json_string("service_account"));
-		json_object_set_new(sa, "project_id", json_string("sim-project"));
-		json_object_set_new(sa, "private_key_id", json_string("sim-key-1"));
-		json_object_set_new(sa, "private_key", json_string(pem));
-		json_object_set_new(sa, "client_email",
-				    json_string("sf2loki@sim-project.iam.gserviceaccount.com"));
-		token_uri = g_strconcat(fx->s3_base, "/token", NULL);
-		json_object_set_new(sa, "token_uri", json_string(token_uri));
-		sa_text = json_dumps(sa, JSON_INDENT(2));
-		fx->sa_path = g_build_filename(fx->dir, "service-account.json", NULL);
-		g_assert_true(g_file_set_contents(fx->sa_path, sa_text, -1, NULL));
 	} else {
 		fx->s3_base = sfl_test_s3_sim_start(NULL, &fx->s3_proc);
 		fx->skip = fx->s3_base == NULL;

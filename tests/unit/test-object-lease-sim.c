@@ -13,6 +13,7 @@
 #include "sfl-error.h"
 #include "sfl-gcs-client.h"
 #include "sfl-object-lease-coordinator.h"
+#include "sfl-object-member-store.h"
 #include "sfl-s3-client.h"
 #include "sfl-test-coordinator.h"
 #include "sfl-test-sim.h"
@@ -429,6 +430,183 @@ test_list_pages(Fixture *fx, gconstpointer data)
 	sfl_object_client_close(client);
 }
 
+/* --- the membership records of a sharded group ------------------------------------------- */
+
+#define MEMBERS "sf2loki/leader.json.members/"
+
+static gboolean
+member_publish(SflMemberStore *store, const gchar *holder, guint64 seq, GError **error)
+{
+	SflTestWaiter waiter = { 0 };
+	gboolean ok;
+
+	SFL_MEMBER_STORE_GET_CLASS(store)->publish_async(store, holder, seq, NULL,
+							 sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, 30);
+	ok = SFL_MEMBER_STORE_GET_CLASS(store)->publish_finish(store, waiter.result, error);
+	g_clear_object(&waiter.result);
+	return ok;
+}
+
+static gboolean
+member_remove(SflMemberStore *store, const gchar *holder)
+{
+	SflTestWaiter waiter = { 0 };
+	g_autoptr(GError) error = NULL;
+	gboolean ok;
+
+	SFL_MEMBER_STORE_GET_CLASS(store)->remove_async(store, holder, NULL, sfl_test_waiter_cb,
+							&waiter);
+	sfl_test_wait_for(&waiter.done, 30);
+	ok = SFL_MEMBER_STORE_GET_CLASS(store)->remove_finish(store, waiter.result, &error);
+	g_clear_object(&waiter.result);
+	g_assert_no_error(error);
+	return ok;
+}
+
+/* holder -> version of every listed record, or NULL with @error */
+static GHashTable *
+member_list(SflMemberStore *store, GError **error)
+{
+	SflTestWaiter waiter = { 0 };
+	g_autoptr(GPtrArray) entries = NULL;
+	GHashTable *out;
+
+	SFL_MEMBER_STORE_GET_CLASS(store)->list_async(store, NULL, sfl_test_waiter_cb, &waiter);
+	sfl_test_wait_for(&waiter.done, 30);
+	entries = SFL_MEMBER_STORE_GET_CLASS(store)->list_finish(store, waiter.result, error);
+	g_clear_object(&waiter.result);
+	if (entries == NULL)
+		return NULL;
+	out = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	for (guint i = 0; i < entries->len; i++) {
+		const SflMemberEntry *e = entries->pdata[i];
+		g_hash_table_insert(out, g_strdup(e->holder), g_strdup(e->version));
+	}
+	return out;
+}
+
+static void
+put_object(Fixture *fx, const gchar *key, const gchar *body)
+{
+	g_autoptr(json_t) req = json_pack("{s:s, s:s, s:s?}", "bucket", "lease",
+					  fx->gcs ? "name" : "key", key, "body", body);
+	g_autofree gchar *text = json_dumps(req, 0);
+	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/object", text));
+}
+
+/*
+ * The object member store against the simulators (two keys a page): records named by their
+ * escaped holders, versions that change with every renewal, a restart of a holder taking its
+ * record over, other keys under the prefix left out, a dead record removed only while it is
+ * the version the listing saw, and a failed listing an error (never a partial member list).
+ */
+static void
+test_member_store(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflObjectClient) client_a = NULL;
+	g_autoptr(SflObjectClient) client_b = NULL;
+	g_autoptr(SflMemberStore) a = NULL;
+	g_autoptr(SflMemberStore) b = NULL;
+	g_autoptr(SflMemberStore) a2 = NULL;
+	g_autoptr(GHashTable) first = NULL;
+	g_autoptr(GHashTable) second = NULL;
+	g_autoptr(GHashTable) third = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *b_key = sfl_object_member_key(MEMBERS, "host:1/x");
+	g_autoptr(json_t) state = NULL;
+
+	if (fx->base == NULL)
+		return;
+	client_a = make_client(fx);
+	client_b = make_client(fx);
+	a = sfl_object_member_store_new(client_a, MEMBERS);
+	b = sfl_object_member_store_new(client_b, MEMBERS);
+	g_assert_cmpstr(b_key, ==, MEMBERS "host%3A1%2Fx.json");
+
+	g_assert_true(member_publish(a, "replica-a", 1, &error));
+	g_assert_no_error(error);
+	g_assert_true(member_publish(b, "host:1/x", 1, &error));
+	g_assert_no_error(error);
+	/* not member records: another suffix, and a folder below the members' */
+	put_object(fx, MEMBERS "notes.txt", "{}");
+	put_object(fx, MEMBERS "sub/replica-z.json", "{\"holder\": \"z\", \"seq\": 1}");
+	put_object(fx, MEMBERS "c.json", "{\"holder\": \"c\", \"seq\": 1}");
+	first = member_list(a, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(g_hash_table_size(first), ==, 3);
+	g_assert_nonnull(g_hash_table_lookup(first, "replica-a"));
+	g_assert_nonnull(g_hash_table_lookup(first, "host:1/x"));
+	g_assert_nonnull(g_hash_table_lookup(first, "c"));
+	/* the record says who and which renewal */
+	state = sim_state(fx);
+	{
+		g_autofree gchar *name = g_strconcat("lease/", b_key, NULL);
+		json_t *obj = json_object_get(json_object_get(state, "objects"), name);
+		g_autoptr(json_t) doc =
+			json_loads(json_string_value(json_object_get(obj, "body")), 0, NULL);
+		g_assert_cmpstr(json_string_value(json_object_get(doc, "holder")), ==, "host:1/x");
+		g_assert_cmpint(json_integer_value(json_object_get(doc, "seq")), ==, 1);
+	}
+
+	/* a renewal changes that record's version only */
+	g_assert_true(member_publish(b, "host:1/x", 2, &error));
+	g_assert_no_error(error);
+	second = member_list(a, &error);
+	g_assert_no_error(error);
+	g_assert_cmpstr(g_hash_table_lookup(second, "replica-a"), ==,
+			g_hash_table_lookup(first, "replica-a"));
+	g_assert_cmpstr(g_hash_table_lookup(second, "host:1/x"), !=,
+			g_hash_table_lookup(first, "host:1/x"));
+
+	/* replica-a restarts (a new store that knows no version): it takes its record over,
+	 * and the old process's next renewal, on a version that is not current, recovers too */
+	{
+		g_autoptr(SflObjectClient) client = make_client(fx);
+		a2 = sfl_object_member_store_new(client, MEMBERS);
+	}
+	g_assert_true(member_publish(a2, "replica-a", 1, &error));
+	g_assert_no_error(error);
+	g_assert_true(member_publish(a, "replica-a", 2, &error));
+	g_assert_no_error(error);
+
+	/* a dead-record cleanup races a renewal: the renewed record stays */
+	g_clear_pointer(&third, g_hash_table_unref);
+	third = member_list(a, &error);
+	g_assert_no_error(error);
+	g_assert_true(member_publish(b, "host:1/x", 3, &error));
+	g_assert_no_error(error);
+	g_assert_true(member_remove(a, "host:1/x"));
+	g_clear_pointer(&third, g_hash_table_unref);
+	third = member_list(a, &error);
+	g_assert_no_error(error);
+	g_assert_true(g_hash_table_contains(third, "host:1/x"));
+	/* unchanged since the listing: removed; removing it again is not a failure */
+	g_assert_true(member_remove(a, "host:1/x"));
+	g_assert_true(member_remove(a, "host:1/x"));
+	g_assert_true(member_remove(a, "replica-a"));
+	g_clear_pointer(&third, g_hash_table_unref);
+	third = member_list(a, &error);
+	g_assert_no_error(error);
+	g_assert_false(g_hash_table_contains(third, "host:1/x"));
+	g_assert_false(g_hash_table_contains(third, "replica-a"));
+	g_assert_true(g_hash_table_contains(third, "c"));
+
+	/* a listing that fails cannot tell: an error, never a shorter member list */
+	json_decref(sfl_test_sim_control(
+		fx->loop, fx->base, "POST", "/control/fault",
+		"{\"action\": \"status\", \"status\": 503, \"count\": 1, \"methods\": "
+		"[\"GET\"]}"));
+	g_clear_pointer(&third, g_hash_table_unref);
+	third = member_list(a, &error);
+	g_assert_null(third);
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_nonnull(strstr(error->message, "membership records"));
+	g_clear_error(&error);
+	sfl_object_client_close(client_a);
+	sfl_object_client_close(client_b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -448,6 +626,8 @@ main(int argc, char **argv)
 			"/sfl/object-lease-sim/%s/two-standbys-one-winner", kinds[i]);
 		g_autofree gchar *e =
 			g_strdup_printf("/sfl/object-lease-sim/%s/list-pages", kinds[i]);
+		g_autofree gchar *f =
+			g_strdup_printf("/sfl/object-lease-sim/%s/member-store", kinds[i]);
 
 		g_test_add(a, Fixture, kinds[i], fixture_setup, test_create_then_renew,
 			   fixture_teardown);
@@ -458,6 +638,8 @@ main(int argc, char **argv)
 		g_test_add(d, Fixture, kinds[i], fixture_setup, test_two_standbys_one_winner,
 			   fixture_teardown);
 		g_test_add(e, Fixture, kinds[i], fixture_setup_paged, test_list_pages,
+			   fixture_teardown);
+		g_test_add(f, Fixture, kinds[i], fixture_setup_paged, test_member_store,
 			   fixture_teardown);
 	}
 	return g_test_run();

@@ -16,9 +16,11 @@
 #include "sfl-test-sim.h"
 
 /*
- * Sharded replicas (coordinate.sharding) under file_lease, as real processes on one directory,
- * against the Salesforce and Loki simulators: six EventLogFile types are six work units. Three
- * replicas own two each, every unit exactly once; a replica killed with SIGKILL has its units
+ * Sharded replicas (coordinate.sharding) as real processes, under file_lease on one directory,
+ * s3_lease (tests/sim/s3_sim.py, every request's SigV4 recomputed by botocore) and gcs_lease
+ * (tests/sim/gcs_sim.py, JWT grants checked by python3-jwt) with the object stores of the same
+ * bucket, against the Salesforce and Loki simulators: six EventLogFile types are six work units.
+ * Three replicas own two each, every unit exactly once; a replica killed with SIGKILL has its units
  * taken over under higher epochs once their leases went stale; a fourth replica joining takes
  * its share only after the owners drained and let go; a replica stopped in order leaves the
  * group; and across all of it Loki receives every row (duplicates allowed, loss not) and no
@@ -33,8 +35,22 @@
 
 static const gchar *const TYPES[N_TYPES] = { "API", "URI", "Login", "Logout", "Report", "RestApi" };
 
+#define BUCKET	  "ckpt"
+#define STATE_KEY "sf2loki/state.json"
+#define LEASE_KEY "sf2loki/leader.json"
+
+typedef enum {
+	BACKEND_FILE,
+	BACKEND_S3,
+	BACKEND_GCS,
+} Backend;
+
 typedef struct {
 	SflTestSims sims;
+	Backend backend;
+	gchar *object_base; /* the S3 or GCS simulator */
+	SflTestSim *object_proc;
+	gchar *sa_path; /* gcs: the service-account key */
 	gchar *config;
 	gchar *state;
 	GPtrArray *replicas;
@@ -63,18 +79,68 @@ dataset(guint round, gint hours_ago)
 	return g_string_free(g_steal_pointer(&out), FALSE);
 }
 
+/* the state store and the coordinator of @fx's backend, as configuration */
+static gchar *
+backend_yaml(Fixture *fx)
+{
+	g_autofree gchar *lease = g_build_filename(fx->sims.dir, "leader.lease", NULL);
+	g_autofree gchar *timing =
+		g_strdup_printf("ttl: %dms, renew_interval: %dms", TTL_MS, RENEW_MS);
+
+	switch (fx->backend) {
+	case BACKEND_S3:
+		return g_strdup_printf("state:\n"
+				       "  store: s3\n"
+				       "  s3: {bucket: " BUCKET ", key: " STATE_KEY
+				       ", endpoint_url: '%s', region: us-east-1}\n"
+				       "coordinate:\n"
+				       "  type: s3_lease\n"
+				       "  s3_lease: {bucket: " BUCKET ", key: " LEASE_KEY
+				       ", endpoint_url: '%s', region: us-east-1, %s}\n",
+				       fx->object_base, fx->object_base, timing);
+	case BACKEND_GCS:
+		return g_strdup_printf("state:\n"
+				       "  store: gcs\n"
+				       "  gcs: {bucket: " BUCKET ", object_name: " STATE_KEY
+				       ", service_file: '%s'}\n"
+				       "coordinate:\n"
+				       "  type: gcs_lease\n"
+				       "  gcs_lease: {bucket: " BUCKET ", object_name: " LEASE_KEY
+				       ", service_file: '%s', %s}\n",
+				       fx->sa_path, fx->sa_path, timing);
+	case BACKEND_FILE:
+	default:
+		return g_strdup_printf("state:\n"
+				       "  file: {path: '%s'}\n"
+				       "coordinate:\n"
+				       "  type: file_lease\n"
+				       "  file_lease: {path: '%s', %s}\n",
+				       fx->state, lease, timing);
+	}
+}
+
 static void
 fixture_setup(Fixture *fx, gconstpointer data)
 {
 	g_autofree gchar *first = dataset(1, 2);
 	g_autofree gchar *head = NULL;
 	g_autofree gchar *yaml = NULL;
-	g_autofree gchar *lease = NULL;
+	g_autofree gchar *store = NULL;
 	g_autoptr(GString) types = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
 
+	fx->backend = GPOINTER_TO_INT(data);
 	fx->replicas = sfl_test_replicas_new();
 	if (!sfl_test_sims_start(&fx->sims, "sfl-shard-XXXXXX", first, NULL)) {
+		fx->skipped = TRUE;
+		return;
+	}
+	if (fx->backend == BACKEND_S3)
+		fx->object_base = sfl_test_s3_sim_start(NULL, &fx->object_proc);
+	else if (fx->backend == BACKEND_GCS)
+		fx->object_base = sfl_test_gcs_sim_start_with_account(
+			fx->sims.dir, &fx->object_proc, &fx->sa_path);
+	if (fx->backend != BACKEND_FILE && fx->object_base == NULL) {
 		fx->skipped = TRUE;
 		return;
 	}
@@ -83,8 +149,8 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	for (guint i = 0; i < N_TYPES; i++)
 		g_string_append_printf(types, "%s%s", i > 0 ? ", " : "", TYPES[i]);
 	fx->state = g_build_filename(fx->sims.dir, "state.json", NULL);
-	lease = g_build_filename(fx->sims.dir, "leader.lease", NULL);
 	head = sfl_test_sims_config(&fx->sims, NULL, NULL);
+	store = backend_yaml(fx);
 	yaml = g_strdup_printf("%s"
 			       "sources:\n"
 			       "  eventlogfile:\n"
@@ -94,16 +160,12 @@ fixture_setup(Fixture *fx, gconstpointer data)
 			       "    poll_interval: 1s\n"
 			       "    lookback: 6h\n"
 			       "    settle_window: 0s\n"
-			       "state:\n"
-			       "  file: {path: '%s'}\n"
-			       "coordinate:\n"
-			       "  type: file_lease\n"
-			       "  file_lease: {path: '%s', ttl: %dms, renew_interval: %dms}\n"
+			       "%s"
 			       "  sharding: {enabled: true, members_ttl: %dms}\n"
 			       "service:\n"
 			       "  health_addr: 127.0.0.1:0\n"
 			       "  shutdown_grace: 10s\n",
-			       head, types->str, fx->state, lease, TTL_MS, RENEW_MS, TTL_MS);
+			       head, types->str, store, TTL_MS);
 	fx->config = g_build_filename(fx->sims.dir, "config.yaml", NULL);
 	g_file_set_contents(fx->config, yaml, -1, &error);
 	g_assert_no_error(error);
@@ -116,7 +178,10 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	while (g_main_context_iteration(NULL, FALSE))
 		;
 	g_clear_object(&fx->loop);
+	sfl_test_sim_stop(&fx->object_proc);
 	sfl_test_sims_clear(&fx->sims);
+	g_free(fx->object_base);
+	g_free(fx->sa_path);
 	g_free(fx->config);
 	g_free(fx->state);
 }
@@ -124,7 +189,25 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 static SflTestReplica *
 replica_start(Fixture *fx, const gchar *name)
 {
-	const gchar *env[] = { "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID", name, NULL };
+	static const gchar *const holder_vars[] = {
+		[BACKEND_FILE] = "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID",
+		[BACKEND_S3] = "SF2LOKI_COORDINATE__S3_LEASE__HOLDER_ID",
+		[BACKEND_GCS] = "SF2LOKI_COORDINATE__GCS_LEASE__HOLDER_ID",
+	};
+	/* the first link of the AWS chain; nothing of the host's may leak in */
+	const gchar *env[] = { holder_vars[fx->backend],
+			       name,
+			       "AWS_ACCESS_KEY_ID",
+			       "AKIDSIMULATOR",
+			       "AWS_SECRET_ACCESS_KEY",
+			       "sim/secret+key",
+			       "AWS_EC2_METADATA_DISABLED",
+			       "true",
+			       "HOME",
+			       fx->sims.dir,
+			       fx->backend == BACKEND_GCS ? "STORAGE_EMULATOR_HOST" : NULL,
+			       fx->object_base,
+			       NULL };
 
 	return sfl_test_replica_start(fx->replicas, name, fx->config, env);
 }
@@ -237,15 +320,53 @@ all_delivered(gpointer fixture, gpointer data)
 	       (json_int_t)fx->files * ROWS;
 }
 
-/* each unit's epoch as the state file records it */
+/* the checkpoint document as the store holds it */
+static json_t *
+state_doc(Fixture *fx)
+{
+	g_autofree gchar *text = NULL;
+	g_autoptr(json_t) sim = NULL;
+	g_autofree gchar *name = NULL;
+
+	if (fx->backend == BACKEND_FILE) {
+		g_assert_true(g_file_get_contents(fx->state, &text, NULL, NULL));
+		return json_loads(text, 0, NULL);
+	}
+	sim = sfl_test_sim_control(fx->loop, fx->object_base, "GET", "/control/state", NULL);
+	name = g_strdup_printf("%s/%s", BUCKET, STATE_KEY);
+	return json_loads(json_string_value(json_object_get(
+				  json_object_get(json_object_get(sim, "objects"), name), "body")),
+			  0, NULL);
+}
+
+/* the names the sharded group's objects got in the bucket (members and unit leases) */
+static void
+assert_object_layout(Fixture *fx)
+{
+	g_autoptr(json_t) sim = NULL;
+	guint members = 0, units = 0;
+	const gchar *name;
+	json_t *value;
+
+	if (fx->backend == BACKEND_FILE)
+		return;
+	sim = sfl_test_sim_control(fx->loop, fx->object_base, "GET", "/control/state", NULL);
+	json_object_foreach (json_object_get(sim, "objects"), name, value) {
+		if (g_str_has_prefix(name, BUCKET "/" LEASE_KEY ".members/"))
+			members++;
+		else if (g_str_has_prefix(name, BUCKET "/" LEASE_KEY ".units/eventlogfile%3A"))
+			units++;
+	}
+	g_assert_cmpuint(members, ==, 3);
+	g_assert_cmpuint(units, ==, N_TYPES);
+}
+
+/* each unit's epoch as the store records it */
 static void
 recorded_epochs(Fixture *fx, guint64 *epochs)
 {
-	g_autofree gchar *text = NULL;
-	g_autoptr(json_t) doc = NULL;
+	g_autoptr(json_t) doc = state_doc(fx);
 
-	g_assert_true(g_file_get_contents(fx->state, &text, NULL, NULL));
-	doc = json_loads(text, 0, NULL);
 	g_assert_nonnull(doc);
 	for (guint i = 0; i < N_TYPES; i++) {
 		g_autofree gchar *key =
@@ -326,6 +447,7 @@ test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 		json_array_size(json_object_get(json_object_get(status, "sharding"), "members")),
 		==, 3);
 	recorded_epochs(fx, recorded);
+	assert_object_layout(fx);
 
 	/* SIGKILL: c's units are taken over once their leases went stale, under higher epochs */
 	killed_at = g_get_monotonic_time();
@@ -381,7 +503,14 @@ int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
-	g_test_add("/sfl/shard/file-lease/balance-failover-join-leave", Fixture, NULL,
-		   fixture_setup, test_balance_failover_join_leave, fixture_teardown);
+	g_test_add("/sfl/shard/file-lease/balance-failover-join-leave", Fixture,
+		   GINT_TO_POINTER(BACKEND_FILE), fixture_setup, test_balance_failover_join_leave,
+		   fixture_teardown);
+	g_test_add("/sfl/shard/s3-lease/balance-failover-join-leave", Fixture,
+		   GINT_TO_POINTER(BACKEND_S3), fixture_setup, test_balance_failover_join_leave,
+		   fixture_teardown);
+	g_test_add("/sfl/shard/gcs-lease/balance-failover-join-leave", Fixture,
+		   GINT_TO_POINTER(BACKEND_GCS), fixture_setup, test_balance_failover_join_leave,
+		   fixture_teardown);
 	return g_test_run();
 }
