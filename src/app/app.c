@@ -482,6 +482,58 @@ sfl_app_noop_no_writer(const SflConfig *config, GError **error)
 	return TRUE;
 }
 
+/* a sharded group holds no single lease: any unit lease still live is a writer */
+static gboolean
+sfl_app_file_lease_no_unit_writer(const SflConfig *config, gint64 now, GError **error)
+{
+	const SflFileLeaseConfig *l = &config->data.coordinate.file_lease;
+	g_autofree gchar *dir = g_strconcat(l->path, ".units", NULL);
+	g_autoptr(GError) local = NULL;
+	g_autoptr(GDir) listing = g_dir_open(dir, 0, &local);
+	const gchar *name;
+
+	if (listing == NULL) {
+		if (g_error_matches(local, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+			return TRUE; /* never sharded here */
+		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+			    "cannot tell whether a sharded replica is live: %s; pass --force if "
+			    "no sf2loki is running",
+			    local->message);
+		return FALSE;
+	}
+	while ((name = g_dir_read_name(listing)) != NULL) {
+		g_autofree gchar *path = NULL;
+		g_autofree gchar *unit = NULL;
+		g_auto(SflLeaseDoc) lease = { 0 };
+
+		if (!g_str_has_suffix(name, ".lease"))
+			continue;
+		path = g_build_filename(dir, name, NULL);
+		g_clear_error(&local);
+		if (!sfl_lease_doc_read(path, &lease, &local)) {
+			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+				    "cannot tell whether a sharded replica is live: %s; pass "
+				    "--force if no sf2loki is running",
+				    local->message);
+			return FALSE;
+		}
+		if (lease.holder == NULL || lease.holder[0] == '\0' ||
+		    sfl_lease_doc_expired(&lease, now))
+			continue;
+		unit = g_strndup(name, strlen(name) - strlen(".lease"));
+		{
+			g_autofree gchar *id = g_uri_unescape_string(unit, NULL);
+			g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
+				    "a live replica ('%s', epoch %" G_GUINT64_FORMAT
+				    ") holds the work unit '%s' (%s) and would overwrite this "
+				    "change; stop every replica first, or pass --force",
+				    lease.holder, lease.epoch, id != NULL ? id : unit, path);
+		}
+		return FALSE;
+	}
+	return TRUE;
+}
+
 static gboolean
 sfl_app_file_lease_no_writer(const SflConfig *config, GError **error)
 {
@@ -490,6 +542,9 @@ sfl_app_file_lease_no_writer(const SflConfig *config, GError **error)
 	g_autoptr(GError) local = NULL;
 	gint64 now = sfl_platform_wall_ns() / 1000;
 
+	/* whether or not this configuration shards: a group that did may still run */
+	if (!sfl_app_file_lease_no_unit_writer(config, now, error))
+		return FALSE;
 	if (!sfl_lease_doc_read(l->path, &lease, &local)) {
 		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
 			    "cannot tell whether a leader is live: %s; pass --force if no "

@@ -618,6 +618,13 @@ sfl_sharding_new(const SflShardingArgs *args, GError **error)
 		sfl_metrics_gauge(self->metrics, "sf2loki_units_owned",
 				  "Work units this replica leads (coordinate.sharding).", NULL),
 		NULL);
+	/* the same on every replica of a group: alerts compare the sum of units_owned with it */
+	sfl_series_set(sfl_metric_family_series(
+			       sfl_metrics_gauge(
+				       self->metrics, "sf2loki_units_total",
+				       "Work units of the sharded group (one lease each).", NULL),
+			       NULL),
+		       self->units->len);
 	self->members_gauge = sfl_metric_family_series(
 		sfl_metrics_gauge(self->metrics, "sf2loki_shard_members",
 				  "Live members of the sharded group, as this replica sees them.",

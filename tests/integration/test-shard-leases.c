@@ -448,6 +448,17 @@ test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 		==, 3);
 	recorded_epochs(fx, recorded);
 	assert_object_layout(fx);
+	{
+		/* the group's size, for the alert that compares the owned units with it */
+		g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u/metrics",
+							sfl_test_replica_health_port(a));
+		guint code = 0;
+		g_autofree gchar *metrics = sfl_test_http_call(fx->loop, "GET", url, &code);
+
+		g_assert_cmpuint(code, ==, 200);
+		g_assert_nonnull(strstr(metrics, "\nsf2loki_units_total 6\n"));
+		g_assert_nonnull(strstr(metrics, "\nsf2loki_units_owned 2\n"));
+	}
 
 	/* SIGKILL: c's units are taken over once their leases went stale, under higher epochs */
 	killed_at = g_get_monotonic_time();

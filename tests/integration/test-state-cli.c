@@ -309,7 +309,14 @@ test_lease_refusal(Fixture *fx, gconstpointer data)
 	g_autofree gchar *dead = g_strdup_printf(
 		"{\"holder\": \"replica-b-4242\", \"expires_at\": \"%s\", \"epoch\": 3}", dead_at);
 	g_auto(Result) refused = { 0 }, forced = { 0 }, expired = { 0 }, read_ok = { 0 },
-		       unreadable = { 0 }, k8s = { 0 };
+		       unreadable = { 0 }, k8s = { 0 }, unit_live = { 0 }, unit_released = { 0 };
+	g_autofree gchar *units = g_strconcat(fx->lease_path, ".units", NULL);
+	g_autofree gchar *unit_lease =
+		g_build_filename(units, "pubsub%3A%2Fevent%2FLoginEventStream.lease", NULL);
+	g_autofree gchar *unit_held = g_strdup_printf(
+		"{\"holder\": \"replica-c-77\", \"expires_at\": \"%s\", \"epoch\": 9}", live_at);
+	g_autofree gchar *unit_free = g_strdup_printf(
+		"{\"holder\": \"\", \"expires_at\": \"%s\", \"epoch\": 9}", live_at);
 
 	write_config(fx, coordinate);
 	g_file_set_contents(fx->lease_path, live, -1, NULL);
@@ -328,6 +335,21 @@ test_lease_refusal(Fixture *fx, gconstpointer data)
 	g_file_set_contents(fx->lease_path, dead, -1, NULL);
 	run_cli(&expired, "state", "set", "k", "v2", "--config", c, NULL);
 	g_assert_cmpint(expired.status, ==, 0);
+
+	/* a sharded group holds unit leases beside the single one: a live one is a writer,
+	 * named with its unit; a released one is not */
+	g_assert_cmpint(g_mkdir(units, 0700), ==, 0);
+	g_file_set_contents(unit_lease, unit_held, -1, NULL);
+	run_cli(&unit_live, "state", "set", "k", "v3", "--config", c, NULL);
+	g_assert_cmpint(unit_live.status, ==, 1);
+	g_assert_nonnull(strstr(unit_live.err, "replica-c-77"));
+	g_assert_nonnull(strstr(unit_live.err, "'pubsub:/event/LoginEventStream'"));
+	g_assert_nonnull(strstr(unit_live.err, "epoch 9"));
+	g_file_set_contents(unit_lease, unit_free, -1, NULL);
+	run_cli(&unit_released, "state", "set", "k", "v3", "--config", c, NULL);
+	g_assert_cmpint(unit_released.status, ==, 0);
+	g_unlink(unit_lease);
+	g_rmdir(units);
 
 	/* a lease that cannot be read is "cannot tell", never "no leader" */
 	g_unlink(fx->lease_path);
