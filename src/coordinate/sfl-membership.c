@@ -310,6 +310,9 @@ struct _SflMembership {
 	GPtrArray *live; /* (element-type utf8) */
 	guint64 seq;
 	GSource *timer;
+	GSource *watch; /* while a round waits on the store: the view judged again */
+	gint64 round_start_usec;
+	gboolean warned_slow;
 	GCancellable *cancellable; /* replaced by stop: late completions see it cancelled */
 	GPtrArray *removals;	   /* dead holders still to remove this round */
 	gboolean running;
@@ -379,6 +382,10 @@ sfl_membership_remove_next(SflMembership *self)
 
 	if (self->removals->len == 0) {
 		self->busy = FALSE;
+		sfl_clear_source(&self->watch);
+		if (self->warned_slow)
+			g_message("membership: the store answers again");
+		self->warned_slow = FALSE;
 		sfl_membership_schedule(self);
 		return;
 	}
@@ -439,6 +446,31 @@ sfl_membership_published_cb(GObject *source, GAsyncResult *result, gpointer user
 		->list_async(self->store, self->cancellable, sfl_membership_listed_cb, self);
 }
 
+/*
+ * A store that hangs (a mount that blocks rather than fails) must not freeze this replica's
+ * view: its own record counts only while written within a ttl, so judging again as time goes
+ * makes it drop out of its own view (its units are handed back, /readyz turns 503) a ttl after
+ * its last write, while the others stay as last listed.
+ */
+static void
+sfl_membership_watch(gpointer user_data)
+{
+	SflMembership *self = user_data;
+	gint64 waited = sfl_clock_monotonic_usec(self->clock) - self->round_start_usec;
+
+	if (!self->busy)
+		return;
+	if (!self->warned_slow) {
+		g_warning("membership: the store has not answered for %" G_GINT64_FORMAT
+			  " ms; a ttl after its last write this replica counts as no member",
+			  waited / 1000);
+		self->warned_slow = TRUE;
+	}
+	sfl_membership_update(self);
+	sfl_clock_once(self->clock, &self->watch, self->renew_usec, "sf2loki membership watch",
+		       sfl_membership_watch, self, self->context);
+}
+
 static void
 sfl_membership_round(gpointer user_data)
 {
@@ -446,6 +478,9 @@ sfl_membership_round(gpointer user_data)
 
 	self->seq++;
 	self->busy = TRUE;
+	self->round_start_usec = sfl_clock_monotonic_usec(self->clock);
+	sfl_clock_once(self->clock, &self->watch, self->renew_usec, "sf2loki membership watch",
+		       sfl_membership_watch, self, self->context);
 	SFL_MEMBER_STORE_GET_CLASS(self->store)
 		->publish_async(self->store, self->holder, self->seq, self->cancellable,
 				sfl_membership_published_cb, self);
@@ -521,6 +556,7 @@ sfl_membership_stop(SflMembership *self)
 	g_clear_object(&self->cancellable);
 	self->cancellable = g_cancellable_new();
 	sfl_clear_source(&self->timer);
+	sfl_clear_source(&self->watch);
 	g_ptr_array_set_size(self->removals, 0);
 	self->busy = FALSE;
 	SFL_MEMBER_STORE_GET_CLASS(self->store)

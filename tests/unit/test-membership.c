@@ -28,7 +28,111 @@ typedef struct {
 	gchar *dir;
 	GPtrArray *members; /* SflMembership */
 	guint changes;
+	GPtrArray *held;     /* GTask: operations of a hung store, never answered while hung */
+	SflMembership *hung; /* the member on that store */
 } Fixture;
+
+/* --- a store that hangs: the file store until told to stop answering ---------------------- */
+
+#define TEST_TYPE_HANG_STORE (test_hang_store_get_type())
+G_DECLARE_FINAL_TYPE(TestHangStore, test_hang_store, TEST, HANG_STORE, SflMemberStore)
+
+struct _TestHangStore {
+	SflMemberStore parent_instance;
+	SflMemberStore *inner;
+	Fixture *fx;
+	gboolean hung;
+};
+
+G_DEFINE_TYPE(TestHangStore, test_hang_store, SFL_TYPE_MEMBER_STORE)
+
+static void
+test_hang_publish_async(SflMemberStore *store, const gchar *holder, guint64 seq,
+			GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+	TestHangStore *self = TEST_HANG_STORE(store);
+
+	if (self->hung) {
+		/* a blocked write: the callback waits for the test's release */
+		g_ptr_array_add(self->fx->held,
+				g_task_new(store, cancellable, callback, user_data));
+		return;
+	}
+	SFL_MEMBER_STORE_GET_CLASS(self->inner)
+		->publish_async(self->inner, holder, seq, cancellable, callback, user_data);
+}
+
+static gboolean
+test_hang_publish_finish(SflMemberStore *store, GAsyncResult *result, GError **error)
+{
+	TestHangStore *self = TEST_HANG_STORE(store);
+
+	if (G_IS_TASK(result) && g_task_get_source_object(G_TASK(result)) == store)
+		return g_task_propagate_boolean(G_TASK(result), error);
+	return SFL_MEMBER_STORE_GET_CLASS(self->inner)->publish_finish(self->inner, result, error);
+}
+
+static void
+test_hang_list_async(SflMemberStore *store, GCancellable *cancellable, GAsyncReadyCallback callback,
+		     gpointer user_data)
+{
+	TestHangStore *self = TEST_HANG_STORE(store);
+
+	SFL_MEMBER_STORE_GET_CLASS(self->inner)
+		->list_async(self->inner, cancellable, callback, user_data);
+}
+
+static GPtrArray *
+test_hang_list_finish(SflMemberStore *store, GAsyncResult *result, GError **error)
+{
+	TestHangStore *self = TEST_HANG_STORE(store);
+
+	return SFL_MEMBER_STORE_GET_CLASS(self->inner)->list_finish(self->inner, result, error);
+}
+
+static void
+test_hang_remove_async(SflMemberStore *store, const gchar *holder, GCancellable *cancellable,
+		       GAsyncReadyCallback callback, gpointer user_data)
+{
+	TestHangStore *self = TEST_HANG_STORE(store);
+
+	SFL_MEMBER_STORE_GET_CLASS(self->inner)
+		->remove_async(self->inner, holder, cancellable, callback, user_data);
+}
+
+static gboolean
+test_hang_remove_finish(SflMemberStore *store, GAsyncResult *result, GError **error)
+{
+	TestHangStore *self = TEST_HANG_STORE(store);
+
+	return SFL_MEMBER_STORE_GET_CLASS(self->inner)->remove_finish(self->inner, result, error);
+}
+
+static void
+test_hang_store_finalize(GObject *object)
+{
+	g_clear_object(&TEST_HANG_STORE(object)->inner);
+	G_OBJECT_CLASS(test_hang_store_parent_class)->finalize(object);
+}
+
+static void
+test_hang_store_class_init(TestHangStoreClass *klass)
+{
+	SflMemberStoreClass *store_class = SFL_MEMBER_STORE_CLASS(klass);
+
+	G_OBJECT_CLASS(klass)->finalize = test_hang_store_finalize;
+	store_class->publish_async = test_hang_publish_async;
+	store_class->publish_finish = test_hang_publish_finish;
+	store_class->list_async = test_hang_list_async;
+	store_class->list_finish = test_hang_list_finish;
+	store_class->remove_async = test_hang_remove_async;
+	store_class->remove_finish = test_hang_remove_finish;
+}
+
+static void
+test_hang_store_init(TestHangStore *self)
+{
+}
 
 static void
 drain(gpointer data)
@@ -39,8 +143,10 @@ drain(gpointer data)
 	for (;;) {
 		gboolean busy = FALSE;
 
+		/* a hung store's round stays busy on purpose */
 		for (guint i = 0; i < fx->members->len; i++)
-			busy |= sfl_membership_is_busy(fx->members->pdata[i]);
+			if (fx->members->pdata[i] != fx->hung || fx->held->len == 0)
+				busy |= sfl_membership_is_busy(fx->members->pdata[i]);
 		if (!busy)
 			break;
 		if (g_timer_elapsed(waited, NULL) > 30)
@@ -62,6 +168,7 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	sfl_test_fake_time_init(&fx->time, G_GINT64_CONSTANT(1800000000) * G_USEC_PER_SEC, STEP,
 				drain, fx);
 	fx->members = g_ptr_array_new_with_free_func((GDestroyNotify)sfl_membership_free);
+	fx->held = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 static void
@@ -72,6 +179,7 @@ fixture_teardown(Fixture *fx, gconstpointer data)
 	const gchar *name = NULL;
 
 	g_ptr_array_unref(fx->members);
+	g_ptr_array_unref(fx->held);
 	/* the stops' removals run in worker threads: let them land before the directory goes */
 	while (g_main_context_iteration(NULL, FALSE))
 		;
@@ -221,6 +329,52 @@ test_unreadable_keeps_others(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx->changes, ==, 2);
 }
 
+/*
+ * The store stops answering (a hung mount): a ttl after its last write this replica is no
+ * member in its own view, while the other stays as last seen; once the store answers (with a
+ * failure here) and writes land again, it is a member again.
+ */
+static void
+test_hung_store_drops_self(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflMemberStore) file = sfl_file_member_store_new(fx->dir);
+	TestHangStore *hang = g_object_new(TEST_TYPE_HANG_STORE, NULL);
+	SflMembership *a = NULL;
+	SflMembership *b = fixture_member(fx, "replica-b");
+
+	hang->inner = g_object_ref(file);
+	hang->fx = fx;
+	a = sfl_membership_new(SFL_MEMBER_STORE(hang), "replica-a", fx->time.clock, TTL, RENEW,
+			       NULL);
+	g_ptr_array_add(fx->members, a);
+	fx->hung = a;
+	sfl_membership_start(a);
+	SFL_TEST_ADVANCE_UNTIL(&fx->time,
+			       sees(a, "replica-a,replica-b") && sees(b, "replica-a,replica-b"),
+			       2 * RENEW);
+	hang->hung = TRUE;
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, fx->held->len == 1, 2 * RENEW);
+	/* one round in flight, never answered; only the passing time judges */
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(a, "replica-b"), TTL + 2 * RENEW);
+	g_assert_true(sfl_membership_is_busy(a));
+	g_assert_cmpuint(fx->held->len, ==, 1);
+	g_assert_cmpuint(sfl_test_warnings_count("has not answered"), >, 0);
+	/* b, whose store answers, saw a's record stop changing and let it go too */
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(b, "replica-b"), TTL + 2 * RENEW);
+
+	/* the blocked write finally fails; the next rounds write again */
+	hang->hung = FALSE;
+	{
+		g_autoptr(GTask) task = g_ptr_array_steal_index(fx->held, 0);
+		g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "mount timed out");
+	}
+	SFL_TEST_ADVANCE_UNTIL(&fx->time,
+			       sees(a, "replica-a,replica-b") && sees(b, "replica-a,replica-b"),
+			       3 * RENEW);
+	g_assert_false(sfl_membership_is_busy(a) && fx->held->len > 0);
+	g_object_unref(hang);
+}
+
 /* a holder with characters a file name cannot carry lists back as itself */
 static void
 test_holder_escaped(Fixture *fx, gconstpointer data)
@@ -244,6 +398,7 @@ main(int argc, char **argv)
 	ADD("/sfl/membership/crash-ages-out-and-is-removed", test_crash_ages_out_and_is_removed);
 	ADD("/sfl/membership/unreadable-keeps-others", test_unreadable_keeps_others);
 	ADD("/sfl/membership/holder-escaped", test_holder_escaped);
+	ADD("/sfl/membership/hung-store-drops-self", test_hung_store_drops_self);
 #undef ADD
 	return g_test_run();
 }
