@@ -302,6 +302,43 @@ test_replay(Fixture *fx, gconstpointer data)
 	}
 }
 
+/*
+ * A batch Loki rejects is retried entry by entry; when one of those pushes keeps failing the
+ * replay gives up, and every entry it did not get to stays in the store with its reason (this
+ * lost them once). The exit status says it failed.
+ */
+static void
+test_replay_gives_up_keeps_rest(Fixture *fx, gconstpointer data)
+{
+	g_auto(Result) r = { 0 };
+	g_autoptr(json_t) entries = NULL;
+	g_autoptr(GPtrArray) left = NULL;
+	g_autoptr(json_t) fault = NULL;
+
+	(void)data;
+	if (fx->skip)
+		return;
+	fx_keep(fx, "first", "greater_than_max_sample_age", 1000000000, 3);
+	fx_keep(fx, "second", "greater_than_max_sample_age", 2000000000, 3);
+	fx_keep(fx, "third", "greater_than_max_sample_age", 3000000000, 3);
+	/* the batch is refused (400), then the first single push meets 503 on every try */
+	fault = sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/fault",
+				     "{\"sequence\": [{\"count\": 1, \"status\": 400}, "
+				     "{\"count\": 5, \"status\": 503}]}");
+	g_assert_true(json_is_object(fault));
+
+	run_cli(fx, &r, "replay", "--reason", "greater_than_max_sample_age", NULL);
+	g_assert_cmpint(r.status, !=, 0);
+	g_assert_nonnull(strstr(r.err, "503"));
+	entries = fx_received_entries(fx);
+	g_assert_cmpuint(json_array_size(entries), ==, 0);
+	left = fx_left(fx);
+	g_assert_cmpuint(left->len, ==, 3);
+	for (guint i = 0; i < left->len; i++)
+		g_assert_cmpstr(json_string_value(json_object_get(left->pdata[i], "reason")), ==,
+				"greater_than_max_sample_age");
+}
+
 /* purge removes what it is told to, never everything by accident */
 static void
 test_purge(Fixture *fx, gconstpointer data)
@@ -371,6 +408,7 @@ main(int argc, char **argv)
 #define ADD(path, fn) g_test_add(path, Fixture, NULL, fx_setup, fn, fx_teardown)
 	ADD("/deadletter-cli/list-show", test_list_show);
 	ADD("/deadletter-cli/replay", test_replay);
+	ADD("/deadletter-cli/replay-gives-up-keeps-rest", test_replay_gives_up_keeps_rest);
 	ADD("/deadletter-cli/purge", test_purge);
 	ADD("/deadletter-cli/claim-busy", test_claim_busy);
 #undef ADD

@@ -21,6 +21,8 @@ POST /loki/api/v1/push   decodes with third-party code (python3-snappy + protoc-
                          empty>:<token>") (the original's rule, which sends no X-Scope-OrgID
                          then); with --tenant alone, X-Scope-OrgID must match. Otherwise 401.
 POST /control/fault      {"count": N, "status": S, "retry_after": "2"}: the next N pushes answer S
+                         {"sequence": [{"count": N, "status": S}, ...]}: those faults one
+                          after another (the next N pushes answer S, then the next M ...)
                          {"reject_line_over": BYTES}: 400 when any line is longer
                          {"max_body": BYTES}: 413 when the body is larger
                          {"reset": N}: the next N pushes get the connection closed, no response
@@ -78,6 +80,7 @@ class State:
         self.pushes = []
         self.streams = []
         self.fault = None
+        self.fault_queue = []
         self.reject_line_over = None
         self.max_body = None
         self.resets = 0
@@ -211,6 +214,11 @@ class Handler(BaseHTTPRequestHandler):
                 if "status" in doc:
                     st.fault = {"count": int(doc.get("count", 1)), "status": int(doc["status"]),
                                 "retry_after": doc.get("retry_after")}
+                if "sequence" in doc:
+                    st.fault = None
+                    st.fault_queue = [{"count": int(f.get("count", 1)), "status": int(f["status"]),
+                                       "retry_after": f.get("retry_after")}
+                                      for f in doc["sequence"]]
                 if "reject_line_over" in doc:
                     st.reject_line_over = int(doc["reject_line_over"])
                 if "max_body" in doc:
@@ -245,6 +253,8 @@ class Handler(BaseHTTPRequestHandler):
                 st.hangs -= 1
                 release = st.release
             fault = None
+            if (st.fault is None or st.fault["count"] <= 0) and st.fault_queue:
+                st.fault = st.fault_queue.pop(0)
             if not reset and not hang and st.fault is not None and st.fault["count"] > 0:
                 st.fault["count"] -= 1
                 fault = dict(st.fault)
