@@ -68,6 +68,9 @@ typedef void (*SflProbeFunc)(const SflProbeEnv *env, const gchar *name);
 void sfl_probe_env_add(const SflProbeEnv *env, const gchar *name, SflProbeStatus status,
 		       const gchar *format, ...) G_GNUC_PRINTF(4, 5);
 
+/* coordinate.sharding: the configured kind's membership records listed, nothing written */
+void sfl_probe_sharding(const SflProbeEnv *env, const gchar *name);
+
 typedef struct {
 	const gchar *name;    /* the state.store value */
 	const gchar *section; /* where its settings live, e.g. "state.file" */

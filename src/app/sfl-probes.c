@@ -16,6 +16,7 @@
 #include "sfl-grpc.h"
 #include "sfl-k8s-lease-doctor.h"
 #include "sfl-lease-doc.h"
+#include "sfl-membership.h"
 #include "sfl-object-lease-coordinator.h"
 #include "sfl-object-probe.h"
 #include "sfl-object-store.h"
@@ -448,6 +449,65 @@ sfl_probe_object_lease(const SflProbeEnv *env, const gchar *name)
 	lease = SFL_OBJECT_LEASE_COORDINATOR(coordinator);
 	sfl_probe_object(env, name, sfl_object_lease_coordinator_get_client(lease),
 			 sfl_object_lease_coordinator_get_key(lease));
+}
+
+/*
+ * coordinate.sharding: the membership records listed the way a replica lists them (nothing
+ * written: a record of the doctor's would count as a member for a ttl and be assigned units).
+ * Liveness takes a ttl of watching, so the row names the records, not who is live.
+ */
+void
+sfl_probe_sharding(const SflProbeEnv *env, const gchar *name)
+{
+	const SflShardingConfig *sc = &env->config->data.coordinate.sharding;
+	g_autoptr(GError) error = NULL;
+	const SflCoordinatorKind *kind = sfl_coordinator_kind_for_config(env->config, &error);
+	g_autoptr(SflMemberStore) store = NULL;
+	g_autoptr(GPtrArray) entries = NULL;
+	g_autoptr(GString) holders = g_string_new(NULL);
+	SflProbeOp op = { 0 };
+
+	if (!sc->enabled) {
+		sfl_probe_env_add(env, name, SFL_PROBE_SKIP,
+				  "coordinate.sharding.enabled is false");
+		return;
+	}
+	if (kind == NULL) {
+		sfl_probe_env_add(env, name, SFL_PROBE_FAIL, "%s", error->message);
+		return;
+	}
+	if (kind->build_members == NULL) {
+		sfl_probe_env_add(env, name, SFL_PROBE_FAIL,
+				  "coordinate.type %s cannot shard in this build; set "
+				  "coordinate.sharding.enabled to false",
+				  kind->name);
+		return;
+	}
+	store = kind->build_members(env->config, env->loop, &error);
+	if (store == NULL) {
+		sfl_probe_env_add(env, name, SFL_PROBE_FAIL, "%s", error->message);
+		return;
+	}
+	SFL_MEMBER_STORE_GET_CLASS(store)->list_async(store, NULL, sfl_probe_op_cb, &op);
+	sfl_probe_op_wait(env->context, &op);
+	entries = SFL_MEMBER_STORE_GET_CLASS(store)->list_finish(store, op.result, &error);
+	sfl_probe_op_clear(&op);
+	if (entries == NULL) {
+		sfl_probe_env_add(env, name, SFL_PROBE_FAIL,
+				  "cannot list the membership records (%s): %s", kind->name,
+				  error->message);
+		return;
+	}
+	for (guint i = 0; i < entries->len && i < 5; i++)
+		g_string_append_printf(holders, "%s%s", i > 0 ? ", " : "",
+				       ((const SflMemberEntry *)entries->pdata[i])->holder);
+	if (entries->len > 5)
+		g_string_append_printf(holders, " and %u more", entries->len - 5);
+	sfl_probe_env_add(env, name, SFL_PROBE_PASS,
+			  "%u membership record%s listed (%s); members_ttl %.1f s", entries->len,
+			  entries->len == 1 ? "" : "s",
+			  entries->len > 0 ? holders->str : "none yet",
+			  (gdouble)sc->members_ttl / G_USEC_PER_SEC);
 }
 
 /* coordinate.type noop: one replica, nothing to probe */

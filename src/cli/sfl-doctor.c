@@ -813,6 +813,12 @@ sfl_doctor_check_coordinator(SflDoctor *d, const gchar *name)
 	sfl_doctor_run_probe(d, name, kind != NULL ? kind->doctor_probe : NULL, error);
 }
 
+static void
+sfl_doctor_check_sharding(SflDoctor *d, const gchar *name)
+{
+	sfl_doctor_run_probe(d, name, sfl_probe_sharding, NULL);
+}
+
 /* --- the sequence and the report ---------------------------------------------------------------
  */
 
@@ -837,6 +843,7 @@ static const SflDoctorCheck sfl_doctor_checks[] = {
 	{ "telemetry", sfl_doctor_check_telemetry, FALSE },
 	{ "state", sfl_doctor_check_state, FALSE },
 	{ "coordinator", sfl_doctor_check_coordinator, FALSE },
+	{ "sharding", sfl_doctor_check_sharding, FALSE },
 	{ "limits", sfl_doctor_check_limits, TRUE },
 };
 

@@ -24,9 +24,9 @@
 #define DAEMON_DEADLINE_SEC 60
 
 static const gchar *const rows_in_order[] = {
-	"config",      "org",	      "auth",	"permissions", "pubsub",
-	"entitlement", "traceflags",  "loki",	"transforms",  "telemetry",
-	"state",       "coordinator", "limits", NULL,
+	"config",      "org",	      "auth",	  "permissions", "pubsub",
+	"entitlement", "traceflags",  "loki",	  "transforms",	 "telemetry",
+	"state",       "coordinator", "sharding", "limits",	 NULL,
 };
 
 typedef struct {
@@ -384,6 +384,7 @@ static const Expect healthy_report = {
 		{ "state", "PASS", "2 keys" },
 		{ "state", "PASS", ".lock taken and released" },
 		{ "coordinator", "SKIP", "noop" },
+		{ "sharding", "SKIP", "coordinate.sharding.enabled is false" },
 		{ "limits", "PASS", "DailyApiRequests" },
 		{ "loki", "PASS", "/loki/api/v1/push" },
 	},
@@ -442,7 +443,7 @@ test_healthy(Fx *fx)
 	/* the table: one line per row, then the summary */
 	run_doctor_with(fx, NULL, FALSE, &r);
 	g_assert_cmpint(r.exit_code, ==, 0);
-	g_assert_nonnull(strstr(r.out, "\n10 passed, 0 warnings, 0 failed, 3 skipped\n"));
+	g_assert_nonnull(strstr(r.out, "\n10 passed, 0 warnings, 0 failed, 4 skipped\n"));
 	g_assert_true(g_regex_match_simple("^limits +PASS +DailyApiRequests", r.out,
 					   G_REGEX_MULTILINE, 0));
 	report_clear(&r);
@@ -648,6 +649,40 @@ test_lease_live(Fx *fx)
 	d = daemon_start(fx, "replica-a", "acquired the lease");
 	expect_doctor(fx, &held);
 	daemon_stop(d);
+}
+
+/* a sharded group: its membership records listed (never written by the doctor) */
+static void
+test_sharding(Fx *fx)
+{
+	Cfg cfg = { .sources = DAEMON_SOURCES };
+	SflTestDaemon *d = NULL;
+	g_autofree gchar *extra = NULL;
+	g_autofree gchar *members = g_strconcat(fx->lease, ".members", NULL);
+	const Expect empty = {
+		.rows = { { "sharding", "PASS", "0 membership records listed (none yet)" } },
+		.exit_code = ANY_EXIT,
+	};
+	const Expect one = {
+		.rows = { { "sharding", "PASS", "1 membership record listed (replica-a)" },
+			  { "sharding", "PASS", "members_ttl 30.0 s" } },
+		.exit_code = ANY_EXIT,
+	};
+
+	extra = g_strdup_printf("coordinate:\n"
+				"  type: file_lease\n"
+				"  file_lease: {path: %s, ttl: 30s, renew_interval: 5s}\n"
+				"  sharding: {enabled: true}\n",
+				fx->lease);
+	cfg.extra = extra;
+	fx_write_config(fx, &cfg);
+	expect_doctor(fx, &empty);
+
+	d = daemon_start(fx, "replica-a", "live member(s): replica-a");
+	expect_doctor(fx, &one);
+	daemon_stop(d);
+	/* what the doctor listed it did not add to: only the daemon's record was ever there */
+	g_assert_true(g_file_test(members, G_FILE_TEST_IS_DIR));
 }
 
 /* k8s_lease: the Lease read and a dry-run write against the Lease API stand-in */
@@ -1080,6 +1115,7 @@ static const Case cases[] = {
 	{ "/doctor/state-locked", test_state_locked, NULL },
 	{ "/doctor/lease-live", test_lease_live, NULL },
 	{ "/doctor/k8s-lease", test_k8s_lease, NULL },
+	{ "/doctor/sharding", test_sharding, NULL },
 	{ "/doctor/bad-config", NULL, &bad_config },
 	{ "/doctor/org-selection", test_org_selection, NULL },
 	{ "/doctor/telemetry", test_telemetry, NULL },
