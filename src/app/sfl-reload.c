@@ -9,9 +9,11 @@
 
 #include "sfl-reload.h"
 
+#include <jansson.h>
 #include <string.h>
 
 #include "sfl-app.h"
+#include "sfl-autocleanups.h"
 #include "sfl-config-gsettings.h"
 #include "sfl-config-leaves.h"
 #include "sfl-error.h"
@@ -371,11 +373,14 @@ sfl_reload_request(SflReload *self, const gchar *trigger, SflHealthReply *reply)
 
 	if (!self->hooks.can_reload(self->user_data, &why)) {
 		g_message("configuration reload requested (%s) while %s; ignored", trigger, why);
-		if (reply != NULL)
-			sfl_health_reply_finish(
-				reply, 503,
-				"{\"outcome\": \"refused\", \"errors\": [\"the service is not "
-				"running\"]}");
+		if (reply != NULL) {
+			/* the reason as the log gives it: "starting", "stopping", "sharded (…)" */
+			g_autoptr(json_t) doc =
+				json_pack("{s:s, s:[s]}", "outcome", "refused", "errors", why);
+			g_autofree gchar *body = json_dumps(doc, JSON_COMPACT);
+
+			sfl_health_reply_finish(reply, 503, body);
+		}
 		return;
 	}
 	g_message("configuration reload requested (%s)", trigger);

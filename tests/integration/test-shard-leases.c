@@ -459,6 +459,17 @@ test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 		g_assert_nonnull(strstr(metrics, "\nsf2loki_units_total 6\n"));
 		g_assert_nonnull(strstr(metrics, "\nsf2loki_units_owned 2\n"));
 	}
+	{
+		/* no live reload while sharded, and the answer says why */
+		g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u/-/reload",
+							sfl_test_replica_health_port(a));
+		guint code = 0;
+		g_autofree gchar *body = sfl_test_http_call(fx->loop, "POST", url, &code);
+
+		g_assert_cmpuint(code, ==, 503);
+		g_assert_nonnull(strstr(body, "\"refused\""));
+		g_assert_nonnull(strstr(body, "coordinate.sharding.enabled"));
+	}
 
 	/* SIGKILL: c's units are taken over once their leases went stale, under higher epochs */
 	killed_at = g_get_monotonic_time();
