@@ -52,7 +52,8 @@ struct _SflSharding {
 	GPtrArray *units; /* SflShardUnit, in the order sfl_orgs_dup_units() gives */
 	SflMembership *membership;
 	SflShards *shards;
-	GPtrArray *stopping_terms; /* SflTerm: ended tenures still draining */
+	GPtrArray *stopping_terms;   /* SflTerm: ended tenures still draining */
+	SflPipelineCounters retired; /* what the tenures that ended here did, summed */
 	gboolean stopping;
 	GTask *stop_task;
 	SflSeries *owned_gauge;
@@ -230,6 +231,27 @@ sfl_term_end_free(gpointer data)
 	g_free(end);
 }
 
+/* @to += @c: the totals of several unit pipelines, as one pipeline would count them */
+static void
+sfl_sharding_counters_add(SflPipelineCounters *to, const SflPipelineCounters *c)
+{
+	to->pushed_entries += c->pushed_entries;
+	to->pushed_bytes += c->pushed_bytes;
+	to->dropped_bad_request += c->dropped_bad_request;
+	to->dropped_oversized_413 += c->dropped_oversized_413;
+	to->dropped_other += c->dropped_other;
+	to->dropped_budget += c->dropped_budget;
+	to->retries += c->retries;
+	to->commits += c->commits;
+	to->commit_retries += c->commit_retries;
+	to->abandoned_entries += c->abandoned_entries;
+	for (guint l = 0; l < SFL_LANE_COUNT; l++) {
+		to->queue_depth[l] += c->queue_depth[l];
+		to->queue_bytes[l] += c->queue_bytes[l];
+	}
+	to->last_success_wall_usec = MAX(to->last_success_wall_usec, c->last_success_wall_usec);
+}
+
 static void
 sfl_sharding_term_stopped(SflTerm *term, const SflPipelineCounters *counters, gpointer user_data)
 {
@@ -242,6 +264,14 @@ sfl_sharding_term_stopped(SflTerm *term, const SflPipelineCounters *counters, gp
 		  " abandoned uncommitted",
 		  end->unit, counters->pushed_entries, counters->commits,
 		  counters->abandoned_entries);
+	{
+		/* a stopped pipeline holds nothing queued any more */
+		SflPipelineCounters done = *counters;
+
+		memset(done.queue_depth, 0, sizeof(done.queue_depth));
+		memset(done.queue_bytes, 0, sizeof(done.queue_bytes));
+		sfl_sharding_counters_add(&self->retired, &done);
+	}
 	if (end->release && unit != NULL && unit->generation == end->generation &&
 	    self->shards != NULL) {
 		unit->releasing = FALSE;
@@ -715,7 +745,8 @@ sfl_sharding_get_n_owned(SflSharding *self)
 void
 sfl_sharding_get_counters(SflSharding *self, SflPipelineCounters *counters)
 {
-	memset(counters, 0, sizeof(*counters));
+	/* since this replica started: the ended tenures, the running and the draining ones */
+	*counters = self->retired;
 	for (guint i = 0; i < self->units->len; i++) {
 		SflShardUnit *unit = g_ptr_array_index(self->units, i);
 		SflPipelineCounters c = { 0 };
@@ -723,10 +754,14 @@ sfl_sharding_get_counters(SflSharding *self, SflPipelineCounters *counters)
 		if (unit->term == NULL)
 			continue;
 		sfl_pipeline_get_counters(sfl_term_get_pipeline(unit->term), &c);
-		for (guint l = 0; l < SFL_LANE_COUNT; l++)
-			counters->queue_depth[l] += c.queue_depth[l];
-		counters->pushed_entries += c.pushed_entries;
-		counters->commits += c.commits;
+		sfl_sharding_counters_add(counters, &c);
+	}
+	for (guint i = 0; i < self->stopping_terms->len; i++) {
+		const SflTermEnd *end = g_ptr_array_index(self->stopping_terms, i);
+		SflPipelineCounters c = { 0 };
+
+		sfl_pipeline_get_counters(sfl_term_get_pipeline(end->term), &c);
+		sfl_sharding_counters_add(counters, &c);
 	}
 }
 

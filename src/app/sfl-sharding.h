@@ -56,7 +56,7 @@ gboolean sfl_sharding_stop_finish(SflSharding *self, GAsyncResult *result, GErro
 /* a live member of its group as of its own last round (/readyz; owning no unit is fine) */
 gboolean sfl_sharding_is_member(SflSharding *self);
 guint sfl_sharding_get_n_owned(SflSharding *self);
-/* queue depths summed over the unit pipelines */
+/* the unit pipelines counted as one: every tenure since the start, running, draining or ended */
 void sfl_sharding_get_counters(SflSharding *self, SflPipelineCounters *counters);
 /* /statusz "sharding" */
 json_t *sfl_sharding_status(SflSharding *self) G_GNUC_WARN_UNUSED_RESULT;

@@ -415,6 +415,34 @@ logged_cond(gpointer fixture, gpointer data)
 	return sfl_test_replica_logged(what->replica, what->needle);
 }
 
+typedef struct {
+	SflTestReplica *replicas[3];
+} Members;
+
+/*
+ * /statusz counts each replica's unit pipelines as one, including the tenures handed on since
+ * (the first replica up may have pushed everything before the others joined): together every
+ * row added so far, in bytes more than entries
+ */
+static gboolean
+pushed_everything(gpointer fixture, gpointer data)
+{
+	Fixture *fx = fixture;
+	Members *m = data;
+	json_int_t pushed = 0, bytes = 0;
+
+	for (guint i = 0; i < G_N_ELEMENTS(m->replicas); i++) {
+		g_autoptr(json_t) doc = statusz(fx, m->replicas[i]);
+		json_t *p = json_object_get(doc, "pipeline");
+
+		if (!json_is_object(p))
+			return FALSE;
+		pushed += json_integer_value(json_object_get(p, "pushed_entries"));
+		bytes += json_integer_value(json_object_get(p, "pushed_bytes"));
+	}
+	return pushed >= (json_int_t)fx->files * ROWS && bytes > pushed;
+}
+
 static void
 test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 {
@@ -438,6 +466,11 @@ test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 	three.members = members_of(a, b, c, NULL);
 	wait_balanced(fx, &three, "three replicas");
 	sfl_test_fixture_wait(all_delivered, fx, NULL, TIMEOUT_US, "the first files in Loki");
+	{
+		Members all = { { a, b, c } };
+		sfl_test_fixture_wait(pushed_everything, fx, &all, TIMEOUT_US,
+				      "the replicas' pipeline counters");
+	}
 	status = statusz(fx, a);
 	g_assert_true(json_is_true(json_object_get(json_object_get(status, "sharding"), "member")));
 	g_assert_cmpint(json_integer_value(json_object_get(json_object_get(status, "sharding"),
