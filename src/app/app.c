@@ -185,7 +185,11 @@ sfl_app_gcs_client(const gchar *section, const gchar *bucket, const gchar *servi
 static SflCheckpointStore *
 sfl_app_file_store(const SflConfig *config, gboolean exclusive, GError **error)
 {
-	return sfl_file_store_new(config->data.state.file.path, exclusive);
+	SflCheckpointStore *store = sfl_file_store_new(config->data.state.file.path, exclusive);
+
+	sfl_file_store_set_concurrent(SFL_FILE_STORE(store),
+				      config->data.coordinate.sharding.enabled);
+	return store;
 }
 
 static gchar *

@@ -23,9 +23,11 @@ struct _SflFileStore {
 	gboolean exclusive;
 	SflPlatformLock *lock;
 	SflFileStoreLockFunc lock_func;
-	SflStateDoc *cache; /* worker thread only */
-	gboolean lockless;  /* worker thread only: the file system cannot lock */
-	gint writes;	    /* atomic: read by tests from the main thread */
+	SflStateDoc *cache;  /* worker thread only */
+	gboolean lockless;   /* worker thread only: the file system cannot lock */
+	gboolean concurrent; /* several writers at once (sharding): the write lock is required */
+	gboolean lock_unsupported; /* worker thread only: concurrent, and the lock cannot work */
+	gint writes;		   /* atomic: read by tests from the main thread */
 };
 
 G_DEFINE_TYPE(SflFileStore, sfl_file_store, SFL_TYPE_CHECKPOINT_STORE)
@@ -107,6 +109,9 @@ sfl_file_store_write(SflFileStore *self, const SflStateDoc *doc, GError **error)
 }
 
 static gboolean
+sfl_file_store_lock_for_write(SflFileStore *self, SflPlatformLock **lock, GError **error);
+
+static gboolean
 sfl_file_store_open(SflCheckpointStore *store, GCancellable *cancellable, GError **error)
 {
 	SflFileStore *self = SFL_FILE_STORE(store);
@@ -143,6 +148,21 @@ sfl_file_store_open(SflCheckpointStore *store, GCancellable *cancellable, GError
 		}
 		if (!sfl_platform_to_gerror(status, &perr, error))
 			return FALSE;
+	}
+	if (self->concurrent && !self->exclusive) {
+		/*
+		 * A sharded group cannot commit here at all without locks: say so at start-up.
+		 * Only that answer stops it; a busy or failing lock is the commits' business.
+		 */
+		SflPlatformLock *probe = NULL;
+		g_autoptr(GError) local = NULL;
+
+		if (!sfl_file_store_lock_for_write(self, &probe, &local) &&
+		    self->lock_unsupported) {
+			g_propagate_error(error, g_steal_pointer(&local));
+			return FALSE;
+		}
+		sfl_platform_lock_release(probe);
 	}
 	/* a corrupt or unreadable file stops startup here, before any source runs */
 	g_clear_pointer(&self->cache, sfl_state_doc_free);
@@ -190,6 +210,20 @@ sfl_file_store_lock_for_write(SflFileStore *self, SflPlatformLock **lock, GError
 		g_set_error(error, SFL_ERROR, SFL_ERROR_CONFLICT,
 			    "state file %s is being written by another replica (%s); retrying",
 			    self->path, perr.message);
+		return FALSE;
+	}
+	self->lock_unsupported = status == SFL_PLATFORM_ERR_UNSUPPORTED && self->concurrent;
+	if (self->lock_unsupported) {
+		/* replicas commit at the same time: without the lock one's rename drops another's
+		 */
+		g_set_error(
+			error, SFL_ERROR, SFL_ERROR_TRANSIENT,
+			"state file %s: the file system cannot lock %s (%s), and a sharded group "
+			"(coordinate.sharding.enabled) commits from several replicas at once: "
+			"without the lock one replica's write would drop another's keys. Use a "
+			"file system with working locks (NFS: run lockd, or NFSv4) or an object "
+			"store (state.store: s3 or gcs)",
+			self->path, lock_path, perr.message);
 		return FALSE;
 	}
 	if (status == SFL_PLATFORM_ERR_UNSUPPORTED) {
@@ -381,6 +415,22 @@ guint
 sfl_file_store_get_write_count(SflFileStore *self)
 {
 	return (guint)g_atomic_int_get(&self->writes);
+}
+
+/**
+ * sfl_file_store_set_concurrent:
+ * @self: a store in shared mode, not yet opened
+ * @concurrent: several writers commit at the same time (a sharded group)
+ *
+ * With several writers at once the short write lock is what serialises their read, merge and
+ * rename; a file system that cannot lock then fails each commit instead of going ahead
+ * without it.
+ */
+void
+sfl_file_store_set_concurrent(SflFileStore *self, gboolean concurrent)
+{
+	g_return_if_fail(SFL_IS_FILE_STORE(self));
+	self->concurrent = concurrent;
 }
 
 void

@@ -33,5 +33,6 @@ G_DECLARE_FINAL_TYPE(SflFileStore, sfl_file_store, SFL, FILE_STORE, SflCheckpoin
 SflCheckpointStore *sfl_file_store_new(const gchar *path, gboolean exclusive);
 const gchar *sfl_file_store_get_path(SflFileStore *self);
 gchar *sfl_file_store_lock_path(const gchar *path);
+void sfl_file_store_set_concurrent(SflFileStore *self, gboolean concurrent);
 
 G_END_DECLS

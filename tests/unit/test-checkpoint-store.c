@@ -1030,6 +1030,9 @@ fake_lock_acquire(const char *path, SflPlatformLock **out_lock, int64_t *holder_
 					   ? SFL_PLATFORM_ERR_UNSUPPORTED
 					   : SFL_PLATFORM_ERR_IO;
 
+	/* 0: the file system locks after all */
+	if (code == 0)
+		return sfl_platform_lock_acquire(path, out_lock, holder_pid, error);
 	g_atomic_int_inc(&fake_lock_calls);
 	*out_lock = NULL;
 	if (holder_pid != NULL)
@@ -1153,6 +1156,46 @@ test_file_lockless(Fixture *fx, gconstpointer data)
 	}
 }
 
+/* a sharded group's replicas commit at once: without locks a commit fails, it never races */
+static void
+test_file_lockless_concurrent(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflCheckpointStore) store = lockless_store(fx->path, FALSE);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(SflStateDoc) doc = NULL;
+
+	sfl_file_store_set_concurrent(SFL_FILE_STORE(store), TRUE);
+	/* opened on a file system that locks, which stops locking later (a remount) */
+	g_atomic_int_set(&fake_lock_errno, 0);
+	g_assert_true(store_open(store, &error));
+	g_assert_no_error(error);
+	g_atomic_int_set(&fake_lock_errno, ENOLCK);
+	g_atomic_int_set(&fake_lock_calls, 0);
+	g_assert_false(store_commit(store, &error, "k", "1"));
+	g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+	g_assert_nonnull(strstr(error->message, "coordinate.sharding.enabled"));
+	g_assert_nonnull(strstr(error->message, fx->path));
+	g_clear_error(&error);
+	/* asked again at the next commit, and refused again: nothing was written */
+	g_assert_false(store_commit(store, &error, "k", "2"));
+	g_clear_error(&error);
+	g_assert_cmpint(g_atomic_int_get(&fake_lock_calls), ==, 2);
+	/* and a start-up there is refused at once, naming why */
+	{
+		g_autoptr(SflCheckpointStore) fresh = lockless_store(fx->path, FALSE);
+
+		sfl_file_store_set_concurrent(SFL_FILE_STORE(fresh), TRUE);
+		g_assert_false(store_open(fresh, &error));
+		g_assert_error(error, SFL_ERROR, SFL_ERROR_TRANSIENT);
+		g_assert_nonnull(strstr(error->message, "sharded group"));
+		g_clear_error(&error);
+	}
+	g_assert_cmpuint(sfl_file_store_get_write_count(SFL_FILE_STORE(store)), ==, 0);
+	doc = store_snapshot(store, &error);
+	g_assert_no_error(error);
+	g_assert_null(sfl_state_doc_get(doc, "k"));
+}
+
 static void
 test_file_lock_denied(Fixture *fx, gconstpointer data)
 {
@@ -1230,6 +1273,7 @@ main(int argc, char **argv)
 	FILE_TEST("exclusive-lock", test_file_exclusive_lock);
 	FILE_TEST("shared-write-lock", test_file_shared_write_lock);
 	FILE_TEST("lockless-file-system", test_file_lockless);
+	FILE_TEST("lockless-file-system-concurrent", test_file_lockless_concurrent);
 	FILE_TEST("lock-denied", test_file_lock_denied);
 	FILE_TEST("crash-safety", test_file_crash_safety);
 	return g_test_run();
