@@ -127,6 +127,192 @@ bench_avro_c(const gchar *schema_json, GPtrArray *payloads, guint64 *fields_read
 }
 
 /*
+ * The floor: the payload walked as the schema says and nothing produced. Every decoder pays at
+ * least this (varints read, lengths skipped, union branches chosen); the ratio of decode+render
+ * to it is what producing the line costs on top.
+ */
+typedef struct {
+	const guint8 *p;
+	const guint8 *end;
+} BenchCursor;
+
+static guint64
+bench_varint(BenchCursor *c)
+{
+	guint64 v = 0;
+
+	for (guint shift = 0; c->p < c->end && shift < 64; shift += 7) {
+		guint8 b = *c->p++;
+
+		v |= (guint64)(b & 0x7f) << shift;
+		if ((b & 0x80) == 0)
+			break;
+	}
+	return v;
+}
+
+static gint64
+bench_zigzag(BenchCursor *c)
+{
+	guint64 v = bench_varint(c);
+
+	return (gint64)(v >> 1) ^ -(gint64)(v & 1);
+}
+
+static void
+bench_skip(BenchCursor *c, gsize n)
+{
+	c->p = (gsize)(c->end - c->p) < n ? c->end : c->p + n;
+}
+
+/* the schema as a tree of plain nodes, so the walk pays for the payload, not for lookups */
+typedef struct BenchNode BenchNode;
+struct BenchNode {
+	avro_type_t type;
+	gsize fixed; /* AVRO_FIXED: its size */
+	guint n;     /* record fields, union branches, or 1 (array items, map values) */
+	BenchNode **kids;
+};
+
+static BenchNode *
+bench_compile(avro_schema_t schema)
+{
+	BenchNode *node = g_new0(BenchNode, 1);
+
+	node->type = avro_typeof(schema);
+	switch (node->type) {
+	case AVRO_FIXED:
+		node->fixed = (gsize)avro_schema_fixed_size(schema);
+		break;
+	case AVRO_UNION:
+		node->n = (guint)avro_schema_union_size(schema);
+		node->kids = g_new0(BenchNode *, node->n);
+		for (guint i = 0; i < node->n; i++)
+			node->kids[i] = bench_compile(avro_schema_union_branch(schema, (int)i));
+		break;
+	case AVRO_RECORD:
+		node->n = (guint)avro_schema_record_size(schema);
+		node->kids = g_new0(BenchNode *, node->n);
+		for (guint i = 0; i < node->n; i++)
+			node->kids[i] = bench_compile(
+				avro_schema_record_field_get_by_index(schema, (int)i));
+		break;
+	case AVRO_ARRAY:
+	case AVRO_MAP:
+		node->n = 1;
+		node->kids = g_new0(BenchNode *, 1);
+		node->kids[0] =
+			bench_compile(node->type == AVRO_MAP ? avro_schema_map_values(schema)
+							     : avro_schema_array_items(schema));
+		break;
+	default:
+		break;
+	}
+	return node;
+}
+
+static void
+bench_node_free(BenchNode *node)
+{
+	for (guint i = 0; i < node->n; i++)
+		bench_node_free(node->kids[i]);
+	g_free(node->kids);
+	g_free(node);
+}
+
+static void
+bench_walk(const BenchNode *node, BenchCursor *c)
+{
+	switch (node->type) {
+	case AVRO_NULL:
+		return;
+	case AVRO_BOOLEAN:
+		bench_skip(c, 1);
+		return;
+	case AVRO_INT32:
+	case AVRO_INT64:
+	case AVRO_ENUM:
+		(void)bench_zigzag(c);
+		return;
+	case AVRO_FLOAT:
+		bench_skip(c, 4);
+		return;
+	case AVRO_DOUBLE:
+		bench_skip(c, 8);
+		return;
+	case AVRO_STRING:
+	case AVRO_BYTES:
+		bench_skip(c, (gsize)bench_zigzag(c));
+		return;
+	case AVRO_FIXED:
+		bench_skip(c, node->fixed);
+		return;
+	case AVRO_UNION: {
+		gint64 branch = bench_zigzag(c);
+
+		if (branch < 0 || (guint64)branch >= node->n)
+			g_error("bench-avro: union branch %" G_GINT64_FORMAT " out of range",
+				branch);
+		bench_walk(node->kids[branch], c);
+		return;
+	}
+	case AVRO_RECORD:
+		for (guint i = 0; i < node->n; i++)
+			bench_walk(node->kids[i], c);
+		return;
+	case AVRO_ARRAY:
+	case AVRO_MAP:
+		for (gint64 n = bench_zigzag(c); n != 0 && c->p < c->end; n = bench_zigzag(c)) {
+			if (n < 0) {
+				n = -n;
+				(void)bench_zigzag(c); /* the block's byte size */
+			}
+			for (gint64 k = 0; k < n; k++) {
+				if (node->type == AVRO_MAP)
+					bench_skip(c, (gsize)bench_zigzag(c));
+				bench_walk(node->kids[0], c);
+			}
+		}
+		return;
+	default:
+		g_error("bench-avro: the floor does not walk Avro type %d", node->type);
+	}
+}
+
+static gdouble
+bench_floor(const gchar *schema_json, GPtrArray *payloads)
+{
+	avro_schema_t schema = NULL;
+	gsize left_over = 0;
+	gdouble cpu0;
+	gdouble cpu;
+
+	BenchNode *root;
+
+	if (avro_schema_from_json_length(schema_json, strlen(schema_json), &schema) != 0)
+		g_error("bench-avro: avro-c: %s", avro_strerror());
+	root = bench_compile(schema);
+	cpu0 = bench_cpu_seconds();
+	for (guint i = 0; i < BENCH_EVENTS; i++) {
+		GBytes *payload = g_ptr_array_index(payloads, i % payloads->len);
+		gsize len = 0;
+		const guint8 *data = g_bytes_get_data(payload, &len);
+		BenchCursor c = { data, data + len };
+
+		bench_walk(root, &c);
+		left_over += (gsize)(c.end - c.p);
+	}
+	cpu = bench_cpu_seconds() - cpu0;
+	/* a walk that ends early read nothing real: the floor would be too low */
+	if (left_over != 0)
+		g_error("bench-avro: the floor walk left %" G_GSIZE_FORMAT " bytes unread",
+			left_over);
+	bench_node_free(root);
+	avro_schema_decref(schema);
+	return cpu;
+}
+
+/*
  * The two ways a source can shape the event after decoding (transforms, metadata, timestamps
  * need fields, not text): parse the rendered line back with jansson, or decode straight into a
  * record; both end in sfl_record_append_json, the line the entry carries.
@@ -187,6 +373,7 @@ main(int argc, char **argv)
 	gdouble cpu0;
 	gdouble cpu_s;
 	gdouble avro_c_cpu_s;
+	gdouble floor_cpu_s;
 	gdouble reparse_cpu_s;
 	gdouble record_cpu_s;
 	guint64 reparse_bytes = 0;
@@ -228,6 +415,7 @@ main(int argc, char **argv)
 	if (reparse_bytes != line_bytes || record_bytes != line_bytes)
 		g_error("bench-avro: the shaped lines differ from the rendered ones");
 	avro_c_cpu_s = bench_avro_c(schema_json, payloads, &fields_read);
+	floor_cpu_s = bench_floor(schema_json, payloads);
 	/* a record's size is its field count: proof the values were really filled */
 	if (fields_read % BENCH_EVENTS != 0 || fields_read == 0)
 		g_error("bench-avro: avro-c read %" G_GUINT64_FORMAT " fields", fields_read);
@@ -248,6 +436,10 @@ main(int argc, char **argv)
 	g_print("  avro-c generic values, decode only: cpu %.3f s, %.0f events per CPU-second, "
 		"%.2f CPU-s per 1M events\n",
 		avro_c_cpu_s, BENCH_EVENTS / avro_c_cpu_s, avro_c_cpu_s * 1e6 / BENCH_EVENTS);
+	g_print("  floor, the payload walked by its schema, nothing produced: %.0f events per "
+		"CPU-second, %.2f CPU-s per 1M events\n",
+		BENCH_EVENTS / floor_cpu_s, floor_cpu_s * 1e6 / BENCH_EVENTS);
+	g_print("  decode+render ratio to floor: %.2fx\n", cpu_s / floor_cpu_s);
 	g_print("  throughput target %.0f events/s on one core: %s\n", BENCH_TARGET_EVENTS,
 		events_s >= BENCH_TARGET_EVENTS ? "PASS" : "FAIL");
 	return EXIT_SUCCESS;
