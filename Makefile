@@ -99,14 +99,20 @@ fuzz:
 # HA fault injection (tests/ha/README.md): three replicas sharing a lease and a store, a seeded
 # fault schedule, invariant checkers. ha-test is the short fixed-seed run that `make test`
 # includes (with the sanitizer build's binary under SANITIZE=1): file_lease for HA_SECONDS, then
-# one round of every fault for each other coordinator; soak writes docs/reliability.md.
+# one round of every fault for each other coordinator; then the sharded mode (--sharded: every
+# replica runs its share of the work units, a fourth joins and leaves) for HA_SHARDED_SECONDS
+# on each of HA_SHARDED_COORDINATORS (a coordinator this build cannot shard with is a SKIP).
+# soak writes docs/reliability.md; `make soak SHARDED=1` docs/reliability-sharded-<coordinator>.md.
 HA_SEED ?= 1
 HA_SECONDS ?= 45
 HA_OTHER_SECONDS ?= 20
 HA_COORDINATORS ?= file_lease k8s_lease s3_lease gcs_lease
+HA_SHARDED_SECONDS ?= 40
+HA_SHARDED_COORDINATORS ?= file_lease
 SEED ?= 1
 MINUTES ?= 30
 COORDINATOR ?= file_lease
+SHARDED ?=
 
 # exit 77: a simulator's Debian module is missing (make deps installs them)
 ha-test: $(TEST_BUILD_DIR)/.configured
@@ -121,12 +127,22 @@ ha-test: $(TEST_BUILD_DIR)/.configured
 		elif [ $$rc -ne 0 ]; then echo "ha-test $$c: FAIL"; exit $$rc; \
 		else echo "ha-test $$c: PASS"; fi; \
 	done
+	@for c in $(HA_SHARDED_COORDINATORS); do \
+		rc=0; LSAN_OPTIONS=$${LSAN_OPTIONS:-suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0} \
+			/usr/bin/python3 tests/ha/ha_harness.py --bin $(TEST_BUILD_DIR)/sf2loki --sharded \
+			--coordinator $$c --seed $(HA_SEED) --duration $(HA_SHARDED_SECONDS) \
+			--command "make ha-test (sharded, $$c)" || rc=$$?; \
+		if [ $$rc -eq 77 ]; then echo "ha-test sharded $$c: SKIP"; \
+		elif [ $$rc -ne 0 ]; then echo "ha-test sharded $$c: FAIL"; exit $$rc; \
+		else echo "ha-test sharded $$c: PASS"; fi; \
+	done
 
 soak: build
 	nice /usr/bin/python3 tests/ha/ha_harness.py --bin $(BUILD_DIR)/sf2loki --seed $(SEED) \
 		--coordinator $(COORDINATOR) --duration $$(( $(MINUTES) * 60 )) --burst-max 8 \
-		--report $(if $(filter file_lease,$(COORDINATOR)),docs/reliability.md,docs/reliability-$(COORDINATOR).md) \
-		--command "make soak SEED=$(SEED) MINUTES=$(MINUTES)$(if $(filter file_lease,$(COORDINATOR)),, COORDINATOR=$(COORDINATOR))"
+		$(if $(SHARDED),--sharded) \
+		--report $(if $(SHARDED),docs/reliability-sharded-$(COORDINATOR).md,$(if $(filter file_lease,$(COORDINATOR)),docs/reliability.md,docs/reliability-$(COORDINATOR).md)) \
+		--command "make soak SEED=$(SEED) MINUTES=$(MINUTES)$(if $(SHARDED), SHARDED=1)$(if $(and $(filter file_lease,$(COORDINATOR)),$(if $(SHARDED),,x)),, COORDINATOR=$(COORDINATOR))"
 
 # The Windows build (docs/deployment/windows.md): cross-built with mingw-w64 against a prefix
 # of Debian 12 source packages outside the clone (SF2LOKI_WIN_DEPS), tested under wine.

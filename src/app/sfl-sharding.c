@@ -467,7 +467,9 @@ sfl_sharding_lost(SflShards *shards, const gchar *name, gpointer user_data)
 	unit->generation++;
 	unit->releasing = FALSE;
 	sfl_clear_source(&unit->epoch_retry);
-	g_warning("unit %s: lease lost; its pipeline stops", name);
+	/* the epoch makes each loss its own line: the log folds repeats of one text */
+	g_warning("unit %s: lease lost (epoch %" G_GUINT64_FORMAT "); its pipeline stops", name,
+		  unit->epoch);
 	/* nothing of this tenure can be committed any more: no drain */
 	sfl_sharding_end_term(self, unit, 0, FALSE);
 	/* the next owner must read what the winner wrote */

@@ -96,7 +96,8 @@ sfl_shards_lost_cb(SflCoordinator *lease, gpointer user_data)
 		return;
 	if (was != SFL_UNIT_LEADING && was != SFL_UNIT_RELEASING)
 		return;
-	g_warning("shards: lost the lease of %s", unit->name);
+	g_warning("shards: lost the lease of %s (epoch %" G_GUINT64_FORMAT ")", unit->name,
+		  sfl_coordinator_get_epoch(lease));
 	/* its lease run contests again; one that was being handed back has nothing to win */
 	unit->state = SFL_UNIT_CONTESTING;
 	if (was == SFL_UNIT_RELEASING || !unit->wanted)

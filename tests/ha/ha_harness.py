@@ -7,11 +7,15 @@ store, real faults, invariant checkers over the recorded history (see tests/ha/R
 usage: ha_harness.py --bin PATH [--coordinator file_lease|k8s_lease|s3_lease|gcs_lease]
                      [--seed N] [--duration SECONDS] [--report FILE]
                      [--command TEXT] [--workdir DIR] [--keep] [--wine]
+                     [--sharded] [--replicas N]
 
 --wine (implied by a --bin ending in .exe) runs sf2loki.exe under wine, file_lease only.
+--sharded runs coordinate.sharding: N replicas (default 3) on 13 work units, a fourth replica
+joining and leaving mid-run, the invariants checked per unit (tests/ha/README.md).
 
 Exit 0 when every invariant holds, 1 when one is violated (or nothing was injected), 77 when a
-simulator cannot start for a missing Debian module.
+simulator cannot start for a missing Debian module, or (--sharded) the binary cannot shard with
+the coordinator.
 """
 
 import argparse
@@ -31,6 +35,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,12 +70,67 @@ LEASE = "leader.lease"
 # a custom platform event: no category, so it overlaps none of the REST sources
 TOPIC = "/event/HaDrill__e"
 
+# --sharded: coordinate.sharding over the same lease, every replica active on its share of the
+# work units (docs/deployment/scale-out.md); a member is gone after members_ttl unchanged, and
+# its record is rewritten every members_ttl / 3
+MEMBERS_TTL = TTL
+# no type shares an overlap category with a polled object (LoginEvent is "login")
+SHARD_TYPES = ["API", "URI", "Logout", "Report", "RestApi", "ApexExecution"]
+SHARD_OBJECTS = ["LoginEvent", "ApiAnomalyEventStore", "ReportAnomalyEventStore"]
+SHARD_TOPICS = [f"/event/HaDrill{n}__e" for n in range(1, 5)]
+# the faults of a sharded run: today's, applied per replica or per unit lease, plus a fourth
+# replica joining mid-run and leaving (SIGTERM) later
+SHARD_FAULTS = None  # FAULTS + ["join", "leave"], set below
+
 FAULTS = ["kill_leader", "stop_leader", "term_restart", "lease_delete", "lease_garbage",
           "lease_unreadable", "loki_5xx", "loki_429", "sf_503", "sf_limit", "loki_restart",
           "pubsub_break"]
 # faults that may move leadership; the others must not
 LEADER_FAULTS = {"kill_leader", "stop_leader", "term_restart", "lease_delete",
                  "lease_garbage", "lease_unreadable"}
+SHARD_FAULTS = FAULTS + ["join", "leave"]
+REPLICA_FAULTS = {"kill_leader", "stop_leader", "term_restart", "join", "leave"}
+UNIT_LEASE_FAULTS = {"lease_delete", "lease_garbage", "lease_unreadable"}
+
+
+def unit_file_name(unit):
+    """A unit's lease file under <file_lease.path>.units/: g_uri_escape_string(unit, NULL)."""
+    return urllib.parse.quote(unit, safe="-._~") + ".lease"
+
+
+def unit_object_suffix(unit):
+    """A unit's lease object under <lease key>.units/ (s3_lease, gcs_lease): every byte but
+    [A-Za-z0-9._-] as %XX (src/coordinate/sfl-unit-lease.c)."""
+    return "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "._-")
+                   else "%%%02X" % b for b in unit.encode())
+
+
+def shard_score(member, unit):
+    """sfl_shard_score (src/coordinate/sfl-shard.c): FNV-1a over member, a separator, unit,
+    then a 64-bit finalizer."""
+    m = (1 << 64) - 1
+    h = 0xcbf29ce484222325
+    prime = 0x100000001b3
+    for b in member.encode():
+        h = ((h ^ b) * prime) & m
+    h = (h * prime) & m
+    for b in unit.encode():
+        h = ((h ^ b) * prime) & m
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) & m
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) & m
+    h ^= h >> 33
+    return h
+
+
+def unit_k8s_name(lease_name, unit):
+    """A unit's Lease name under k8s_lease: <lease name>-u-<16 hex> (sfl_unit_lease_k8s_name)."""
+    suffix = "-u-%016x" % shard_score("", unit)
+    lower = lease_name.lower()[:63 - len(suffix)]
+    while lower and not lower[-1].isalnum():
+        lower = lower[:-1]
+    return (lower or "unit") + suffix
 
 
 # the cells of the EventLogFile rows the harness writes itself, which the CSV parser must carry
@@ -132,6 +192,11 @@ class History:
         self.suspended = []     # (holder, t_stop, t_cont)
         self.loki_restarts = []  # t
         self.notes = []
+        # --sharded
+        self.unit_events = []   # (t, holder, unit, "acquired"/"lost"/"handover"/"draining"/
+        #                          "stopped"/"fenced", epoch)
+        self.shard_status = []  # (t, [(holder, {unit: epoch}, member, n_members)])
+        self.killed = {}        # holder -> t of its SIGKILL
 
     def notify(self):
         with self.cond:
@@ -186,6 +251,10 @@ class Replica:
         self.stopped = False
         self.expected_exit = False
         self.exited = False
+        self.terminating = False  # SIGTERM sent: every unit drains, then the process ends
+        # --sharded: the units this replica holds, from its log: unit -> epoch
+        self.units = {}
+        self.handover = set()  # units released at "handing over": a drain line may follow
         env = {"LC_ALL": "C.UTF-8", "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "SF2LOKI_SERVICE__HEALTH_ADDR": "127.0.0.1:0",
                harness.backend.holder_var: self.holder}
@@ -219,6 +288,10 @@ class Replica:
                 if "health server listening on" in msg and "(port " in msg:
                     self.health_port = int(msg.split("(port ", 1)[1].split(")", 1)[0])
                     hist.notify()
+                elif (msg.startswith("unit ") or msg.startswith("shards: handing ")) and \
+                        "repeated" not in doc:
+                    # a "repeated" line is the log's late summary of folded warnings
+                    self._unit_line(parse_ts(doc["timestamp"]), msg)
                 elif msg in ("leadership acquired", "leadership lost; standing by"):
                     kind = "acquired" if msg == "leadership acquired" else "lost"
                     with hist.cond:
@@ -230,7 +303,44 @@ class Replica:
         with hist.cond:
             self.exited = True
             self.leading = False
+            self.units.clear()
             hist.exits.append((now(), self.holder, rc, self.expected_exit))
+            hist.cond.notify_all()
+
+    def _unit_line(self, t, msg):
+        """The unit tenures of sfl-sharding.c: "unit X: acquired (epoch N)" opens one; a loss
+        ("lease lost") ends it at once; a handover ("shards: handing X over") ends it then,
+        unless its drain follows ("unit X: assigned to another member; draining ..."), which
+        ends at "unit X: pipeline run stopped"; so does every drain of a SIGTERM."""
+        hist = self.h.hist
+        if msg.startswith("shards: handing "):
+            unit, kind, epoch = msg[len("shards: handing "):-len(" over")], "handover", None
+        else:
+            unit, _sep, rest = msg[len("unit "):].partition(": ")
+            epoch = None
+            if rest.startswith("acquired (epoch "):
+                kind = "acquired"
+                epoch = int(rest[len("acquired (epoch "):].split(")", 1)[0])
+            elif rest.startswith("lease lost"):
+                kind = "lost"
+            elif rest.startswith("assigned to another member; draining"):
+                kind = "draining"
+            elif rest.startswith("pipeline run stopped"):
+                kind = "stopped"
+            elif rest.endswith("handing it back"):
+                kind = "fenced"
+            else:
+                return
+        with hist.cond:
+            hist.unit_events.append((t, self.holder, unit, kind, epoch))
+            if kind == "acquired":
+                self.units[unit] = epoch
+                self.handover.discard(unit)
+            elif kind == "handover":
+                self.handover.add(unit)
+                self.units.pop(unit, None)
+            elif kind in ("lost", "stopped"):
+                self.units.pop(unit, None)
             hist.cond.notify_all()
 
     def signal(self, sig):
@@ -353,16 +463,32 @@ class Inotify:
 
     def __init__(self, harness):
         self.h = harness
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        self.libc = libc = ctypes.CDLL("libc.so.6", use_errno=True)
         self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
-        mask = self.IN_CLOSE_WRITE | self.IN_MOVED_TO | self.IN_CREATE
-        if libc.inotify_add_watch(self.fd, harness.dir.encode(), mask) < 0:
-            raise OSError(ctypes.get_errno(), "inotify_add_watch")
+        self.units_wd = None  # --sharded: <lease>.units/, watched once the daemon made it
+        self.dir_wd = self.add_watch(harness.dir)
         self.stop_r, self.stop_w = os.pipe()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
+
+    def add_watch(self, path):
+        mask = self.IN_CLOSE_WRITE | self.IN_MOVED_TO | self.IN_CREATE
+        wd = self.libc.inotify_add_watch(self.fd, path.encode(), mask)
+        if wd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_add_watch")
+        return wd
+
+    def watch_units(self, path):
+        """Watches the unit leases' directory; every lease there is read at once, so a write
+        made before the watch is not missed either."""
+        if self.units_wd is not None or not os.path.isdir(path):
+            return
+        self.units_wd = self.add_watch(path)
+        for name in sorted(os.listdir(path)):
+            if name.endswith(".lease") and not name.startswith("."):
+                self.h.sample_unit_file(name, "sample")
 
     def _run(self):
         while True:
@@ -375,12 +501,20 @@ class Inotify:
                 continue
             off = 0
             names = set()
+            unit_names = set()
             while off + 16 <= len(data):
-                _wd, _mask, _cookie, length = struct.unpack_from("iIII", data, off)
+                wd, _mask, _cookie, length = struct.unpack_from("iIII", data, off)
                 name = data[off + 16:off + 16 + length].rstrip(b"\0").decode()
                 off += 16 + length
-                if name == STATE or (name == LEASE and self.h.backend.watch_lease_file):
+                if wd == self.units_wd and wd is not None:
+                    if name.endswith(".lease") and not name.startswith("."):
+                        unit_names.add(name)
+                elif name == STATE or (name == LEASE and self.h.backend.watch_lease_file):
                     names.add(name)
+            for name in sorted(unit_names):
+                with self.h.hist.cond:
+                    self.h.hist.file_writes += 1
+                self.h.sample_unit_file(name, "write")
             for name in sorted(names):
                 with self.h.hist.cond:
                     self.h.hist.file_writes += 1
@@ -403,6 +537,8 @@ class FileBackend:
     bound_text = "ttl + renew + verify"
     holder_var = "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID"
     watch_lease_file = True
+    # staleness by the writer's wall clock (expires_at), not by what an observer saw
+    observer_clock = False
 
     def __init__(self, h):
         self.h = h
@@ -424,19 +560,35 @@ coordinate:
                 "in one directory")
 
     def sample(self):
-        self.h.sample_file(LEASE, "sample")
-        self.h.sample_file(STATE, "sample")
+        h = self.h
+        if h.sharded:
+            # every unit's lease, each a file of its own beside where the single lease would be
+            units_dir = os.path.join(h.dir, LEASE + ".units")
+            h.inotify.watch_units(units_dir)
+            for unit in h.units:
+                h.sample_unit_file(unit_file_name(unit), "sample")
+        else:
+            h.sample_file(LEASE, "sample")
+        h.sample_file(STATE, "sample")
 
-    def write_lease(self, content):
-        tmp = os.path.join(self.h.dir, ".harness-lease.tmp")
+    def lease_path(self, unit=None):
+        """The single lease file, or @unit's lease under <path>.units/ (--sharded)."""
+        if unit is None:
+            return os.path.join(self.h.dir, LEASE)
+        return os.path.join(self.h.dir, LEASE + ".units", unit_file_name(unit))
+
+    def write_lease(self, content, unit=None):
+        path = self.lease_path(unit)
+        tmp = os.path.join(os.path.dirname(path), ".harness-lease.tmp")
         with open(tmp, "wb") as fh:
             fh.write(content)
-        os.replace(tmp, os.path.join(self.h.dir, LEASE))
+        os.replace(tmp, path)
 
-    def lease_fault(self, ftype, pause, rng):
+    def lease_fault(self, ftype, pause, rng, unit=None):
+        """One fault on the single lease, or on @unit's lease alone (--sharded)."""
         h = self.h
-        path = os.path.join(h.dir, LEASE)
-        e = h.fault(ftype)
+        path = self.lease_path(unit)
+        e = h.fault(ftype, **({} if unit is None else {"unit": unit}))
         if ftype == "lease_delete":
             try:
                 os.unlink(path)
@@ -444,10 +596,10 @@ coordinate:
                 pass
         elif ftype == "lease_garbage":
             self.write_lease(b"\x00garbage{not a lease" + bytes(rng.randrange(256)
-                                                               for _ in range(16)))
+                                                               for _ in range(16)), unit)
         else:
             # a directory in its place: every read fails, and so does every rename onto it
-            tmpdir = os.path.join(h.dir, ".harness-lease-dir")
+            tmpdir = os.path.join(os.path.dirname(path), ".harness-lease-dir")
             os.makedirs(tmpdir, exist_ok=True)
             try:
                 os.unlink(path)
@@ -478,6 +630,7 @@ class K8sBackend(FileBackend):
     bound_text = "lease_duration + renew"
     holder_var = "SF2LOKI_COORDINATE__K8S_LEASE__IDENTITY"
     watch_lease_file = False
+    observer_clock = True
     NS = "sf2loki"
     LEASE_NAME = "sf2loki-ha"
 
@@ -507,6 +660,12 @@ coordinate:
             return b"<no leaseTransitions>"
         return json.dumps({"holder": holder, "epoch": transitions}).encode()
 
+    def lease_names(self):
+        """Lease name -> the history's name for it: the single Lease, or one per unit."""
+        if not self.h.sharded:
+            return {self.LEASE_NAME: LEASE}
+        return {unit_k8s_name(self.LEASE_NAME, u): "unit:" + u for u in self.h.units}
+
     def sample(self):
         h = self.h
         try:
@@ -514,29 +673,33 @@ coordinate:
         except (OSError, ValueError):
             return
         t = now()
+        names = self.lease_names()
         with h.hist.cond:
             for w in st["writes"]:
                 if w.get("status") in (200, 201) and not w.get("dryRun") and \
-                        w.get("name") == self.LEASE_NAME:
+                        w.get("name") in names:
                     h.hist.file_writes += 1
-                    h.hist.files.append((t, LEASE, "write",
+                    h.hist.files.append((t, names[w["name"]], "write",
                                          self.lease_doc(w.get("holder"), w.get("transitions"))))
             self.since = st["writes_total"]
-            lease = st["leases"].get(f"{self.NS}/{self.LEASE_NAME}")
-            spec = (lease or {}).get("spec") or {}
-            h.hist.files.append((t, LEASE, "sample", None if lease is None else self.lease_doc(
-                spec.get("holderIdentity"), spec.get("leaseTransitions"))))
+            for lname, name in names.items():
+                lease = st["leases"].get(f"{self.NS}/{lname}")
+                spec = (lease or {}).get("spec") or {}
+                h.hist.files.append((t, name, "sample", None if lease is None else
+                                     self.lease_doc(spec.get("holderIdentity"),
+                                                    spec.get("leaseTransitions"))))
         h.sample_file(STATE, "sample")
 
-    def lease_fault(self, ftype, pause, rng):
+    def lease_fault(self, ftype, pause, rng, unit=None):
         h = self.h
-        e = h.fault(ftype)
+        e = h.fault(ftype, **({} if unit is None else {"unit": unit}))
+        name = self.LEASE_NAME if unit is None else unit_k8s_name(self.LEASE_NAME, unit)
         if ftype == "lease_delete":
-            http("POST", self.sim.base + "/control/delete", {"name": self.LEASE_NAME})
+            http("POST", self.sim.base + "/control/delete", {"name": name})
         elif ftype == "lease_garbage":
             # another writer leaves a Lease with no holder, times or transitions
             http("POST", self.sim.base + "/control/put",
-                 {"namespace": self.NS, "name": self.LEASE_NAME,
+                 {"namespace": self.NS, "name": name,
                   "spec": {"leaseDurationSeconds": 1 + rng.randrange(60)}})
         else:
             # the API refuses every read for a while (RBAC trouble, an overloaded server)
@@ -560,6 +723,7 @@ class ObjectBackend(FileBackend):
     bound = TTL + RENEW + SLACK
     bound_text = "ttl + renew"
     watch_lease_file = False
+    observer_clock = True
     BUCKET = "sf2loki-ha"
     STATE_KEY = "ha/state.json"
     LEASE_KEY = "ha/leader.json"
@@ -631,8 +795,11 @@ coordinate:
         except (OSError, ValueError):
             return
         t = now()
-        names = {f"{self.BUCKET}/{self.STATE_KEY}": STATE,
-                 f"{self.BUCKET}/{self.LEASE_KEY}": LEASE}
+        names = {f"{self.BUCKET}/{self.STATE_KEY}": STATE}
+        if h.sharded:
+            names.update({f"{self.BUCKET}/{self.lease_key(u)}": "unit:" + u for u in h.units})
+        else:
+            names[f"{self.BUCKET}/{self.LEASE_KEY}"] = LEASE
         with h.hist.cond:
             for w in st["writes"]:
                 name = names.get(w.get("key") or w.get("name"))
@@ -646,10 +813,17 @@ coordinate:
                 h.hist.files.append((t, name, "sample",
                                      None if obj is None else obj["body"].encode()))
 
-    def lease_fault(self, ftype, pause, rng):
+    def lease_key(self, unit=None):
+        """The single lease object, or @unit's under <lease key>.units/ (--sharded)."""
+        if unit is None:
+            return self.LEASE_KEY
+        return f"{self.LEASE_KEY}.units/{unit_object_suffix(unit)}"
+
+    def lease_fault(self, ftype, pause, rng, unit=None):
         h = self.h
-        e = h.fault(ftype)
-        doc = {"bucket": self.BUCKET, "key" if self.kind == "s3" else "name": self.LEASE_KEY}
+        e = h.fault(ftype, **({} if unit is None else {"unit": unit}))
+        key = self.lease_key(unit)
+        doc = {"bucket": self.BUCKET, "key" if self.kind == "s3" else "name": key}
         if ftype == "lease_delete":
             http("POST", self.sim.base + "/control/object", dict(doc, body=None))
         elif ftype == "lease_garbage":
@@ -660,7 +834,7 @@ coordinate:
             http("POST", self.sim.base + "/control/fault",
                  {"action": "status", "status": rng.choice([403, 500, 503]),
                   "count": 1000000, "methods": ["GET", "HEAD"],
-                  "keys": [f"{self.BUCKET}/{self.LEASE_KEY}"]})
+                  "keys": [f"{self.BUCKET}/{key}"]})
             pause(TTL * rng.uniform(0.3, 1.6))
             http("POST", self.sim.base + "/control/clear", {})
         h.healed(e)
@@ -711,6 +885,21 @@ class Harness:
         self.hostile_bad = []  # copies whose line is not that row
         self.hostile_seen = 0
         self.remaining = None  # expected ids not seen yet, once the set is final
+        # --sharded: the work units (their ids are the checkpoint keys they write), the unit
+        # of every expected id, and the unit leases' file names
+        self.sharded = opts.sharded
+        self.n_replicas = opts.replicas
+        self.units = []
+        if self.sharded:
+            self.units = ([f"eventlogfile:{t}" for t in SHARD_TYPES] +
+                          [f"eventlog_objects:{o}" for o in SHARD_OBJECTS] +
+                          [f"pubsub:{t}" for t in SHARD_TOPICS])
+        self.unit_by_file = {unit_file_name(u): u for u in self.units}
+        self.unit_of = {}
+        self.balance = None  # (ok, detail) of the steady-state check at the end
+        self.shutdown_at = {}  # holder -> t of the final SIGTERM
+        self.recover_times = []
+        self.handoff_times = []
         self.backend = make_backend(self, opts.coordinator)
         self.wine = None
         self.terminated = set()  # holders ended by TerminateProcess: their exit code is taskkill's
@@ -745,8 +934,16 @@ class Harness:
                                      "5000"], os.path.join(self.dir, "pubsub-sim.log"))
         info = http("GET", self.pubsub.base + "/control/info")
         self.pubsub_grpc = f"http://127.0.0.1:{info['grpc_port']}"
-        self.publish(300)
+        if self.sharded:
+            for topic in SHARD_TOPICS:
+                self.publish(100, topic)
+        else:
+            self.publish(300)
         store_yaml = self.backend.start()
+        if self.sharded:
+            # the backends' YAML ends with the coordinate: block
+            store_yaml += (f"  sharding: {{enabled: true, members_ttl: "
+                           f"{int(MEMBERS_TTL * 1000)}ms}}\n")
         with open(self.config, "w", encoding="utf-8") as fh:
             fh.write(f"""# generated by tests/ha/ha_harness.py
 salesforce:
@@ -755,7 +952,50 @@ salesforce:
   username: sim@example.com
   private_key_file: {self.path(key)}
 sources:
-  eventlogfile:
+{self.sources_yaml()}sink:
+  loki:
+    url: {self.loki.base}/loki/api/v1/push
+    batch: {{flush_interval: 200ms}}
+{store_yaml}service:
+  log_format: json
+  shutdown_grace: 5s
+""")
+        self.inotify = Inotify(self)
+        self.recorder = threading.Thread(target=self.record_loop, daemon=True)
+        self.recorder.start()
+        if self.wine is not None:
+            self.wine.start()
+        for slot in range(self.n_replicas):
+            self.spawn(slot)
+        if self.sharded:
+            self.wait_start_sharded()
+        else:
+            self.hist.wait_for(self.current_leader, 60, "a first leader")
+
+    def sources_yaml(self):
+        if self.sharded:
+            objects = "".join(f"""      - name: {o}
+        poll_interval: {1 if o == "LoginEvent" else 2}s
+        lookback: 2h
+        settle_window: 1s
+""" for o in SHARD_OBJECTS)
+            topics = ", ".join(f'"{t}"' for t in SHARD_TOPICS)
+            return f"""  eventlogfile:
+    enabled: true
+    interval: Hourly
+    event_types: [{", ".join(SHARD_TYPES)}]
+    poll_interval: 2s
+    lookback: 6h
+    settle_window: 0s
+  eventlog_objects:
+    enabled: true
+    objects:
+{objects}  pubsub:
+    endpoint: {self.pubsub_grpc}
+    topics: [{topics}]
+    replay_preset: EARLIEST
+"""
+        return f"""  eventlogfile:
     enabled: true
     interval: Hourly
     event_types: [API, URI]
@@ -777,35 +1017,42 @@ sources:
     endpoint: {self.pubsub_grpc}
     topics: ["{TOPIC}"]
     replay_preset: EARLIEST
-sink:
-  loki:
-    url: {self.loki.base}/loki/api/v1/push
-    batch: {{flush_interval: 200ms}}
-{store_yaml}service:
-  log_format: json
-  shutdown_grace: 5s
-""")
-        self.inotify = Inotify(self)
-        self.recorder = threading.Thread(target=self.record_loop, daemon=True)
-        self.recorder.start()
-        if self.wine is not None:
-            self.wine.start()
-        for slot in range(REPLICAS):
-            self.spawn(slot)
-        self.hist.wait_for(self.current_leader, 60, "a first leader")
+"""
+
+    def wait_start_sharded(self):
+        """Every unit owned, or the binary's refusal to shard with this coordinator (SKIP)."""
+        def ready():
+            for r in self.all_replicas:
+                if r.exited:
+                    with open(r.log_path, encoding="utf-8", errors="replace") as fh:
+                        if "cannot shard in this build" in fh.read():
+                            return "refused"
+                    return "exited"
+            return "owned" if self.unowned() == [] else None
+
+        state = self.hist.wait_for(ready, 90, "every unit owned after the start")
+        if state == "refused":
+            raise Skip(f"{self.backend.name} cannot shard in this build (the binary refused "
+                       "coordinate.sharding at start)")
+        if state == "exited":
+            raise RuntimeError("a replica exited at start; see its log in " + self.dir)
 
     def start_loki(self, port):
         return Sim("loki", [PY, os.path.join(SIM, "loki_sim.py"), "--port", str(port),
                             "--journal", self.journal],
                    os.path.join(self.dir, "loki-sim.log"))
 
-    def elf_file(self, t, rows, kind):
+    def elf_file(self, t, rows, kind, event_type=None):
+        """An EventLogFile the simulator generates (@kind's rows) under @event_type (--sharded:
+        any of SHARD_TYPES; the generator writes API or URI rows under every type)."""
         self.elf_seq += 1
         fid = "0ATHA%011d" % self.elf_seq
         hour = int(t // 3600) * 3600 - 2 * 3600
+        event_type = event_type or kind
         for i in range(rows):
             self.expected.add(f"{fid}-{i}")
-        return {"Id": fid, "EventType": kind, "Interval": "Hourly", "LogDate": iso_z(hour),
+            self.unit_of[f"{fid}-{i}"] = f"eventlogfile:{event_type}"
+        return {"Id": fid, "EventType": event_type, "Interval": "Hourly", "LogDate": iso_z(hour),
                 "CreatedDate": iso_z(t), "Sequence": self.elf_seq,
                 "generate": {"rows": rows, "kind": kind, "seed": self.elf_seq}}
 
@@ -830,6 +1077,7 @@ sink:
                    "QUERY": HOSTILE_CELLS[i % n],
                    "TIMESTAMP_DERIVED": at.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % ms}
             self.expected.add(row["REQUEST_ID"])
+            self.unit_of[row["REQUEST_ID"]] = "eventlogfile:API"
             self.hostile[row["REQUEST_ID"]] = row
             lines.append(",".join(row[c] if c == "RUN_TIME" else
                                   '"' + row[c].replace('"', '""') + '"'
@@ -842,20 +1090,48 @@ sink:
         self.obj_seq += 1
         rid = "0LdHA%012d" % self.obj_seq
         self.expected.add(rid)
+        self.unit_of[rid] = "eventlog_objects:LoginEvent"
         return {"Id": rid, "EventDate": iso_z(t), "Username": f"user{self.obj_seq % 7}@ex.com",
                 "SourceIp": "10.0.%d.%d" % (self.obj_seq % 11, self.obj_seq % 250),
                 "Status": "Success"}
 
-    def publish(self, count):
-        """Publishes @count login events on the Pub/Sub topic; their EventIdentifier is
+    def anomaly(self, name, t, i):
+        """A record of the polled object @name (--sharded: the other two objects)."""
+        rid = ("0ApHA%012d" if name == "ApiAnomalyEventStore" else "0RpHA%012d") % i
+        self.expected.add(rid)
+        self.unit_of[rid] = f"eventlog_objects:{name}"
+        return {"Id": rid, "EventDate": iso_z(t), "Username": f"user{i % 7}@ex.com",
+                "Score": 0.5, "Summary": f"rows \"{i}\", unusual"}
+
+    def publish(self, count, topic=TOPIC):
+        """Publishes @count login events on a Pub/Sub topic; their EventIdentifier is
         <topic's last segment>-<sequence>, the simulator's numbering."""
         doc = http("POST", self.pubsub.base + "/control/publish",
-                   {"topic": TOPIC, "count": count, "kind": "login"}, timeout=10)
-        tail = TOPIC.rsplit("/", 1)[-1]
+                   {"topic": topic, "count": count, "kind": "login"}, timeout=10)
+        tail = topic.rsplit("/", 1)[-1]
         for seq in range(doc["first"], doc["last"] + 1):
             self.expected.add(f"{tail}-{seq:08d}")
+            self.unit_of[f"{tail}-{seq:08d}"] = f"pubsub:{topic}"
+
+    def initial_dataset_sharded(self):
+        """One file per EventLogFile type, the three polled objects with history."""
+        t = now()
+        files = [self.elf_file(t - 3600 + 300 * k, 800 + 200 * k, "API" if k % 2 else "URI",
+                               SHARD_TYPES[k]) for k in range(len(SHARD_TYPES))]
+        files.append(self.hostile_file(t - 1500, 400, crlf=True))
+        logins = [self.login_event(t - 3000 + 10 * i) for i in range(200)]
+        objects = {"LoginEvent": {"big_object": False, "timestamp_field": "EventDate",
+                                  "records": logins}}
+        for name in SHARD_OBJECTS[1:]:
+            objects[name] = {"big_object": False, "timestamp_field": "EventDate",
+                             "records": [self.anomaly(name, t - 3600 + 30 * i, i + 1)
+                                         for i in range(100)]}
+        self.anomaly_seq = 100
+        return {"eventlogfiles": files, "objects": objects}
 
     def initial_dataset(self):
+        if self.sharded:
+            return self.initial_dataset_sharded()
         t = now()
         files = [self.elf_file(t - 3600 + 300 * k, 1500 + 500 * k, "API" if k % 2 else "URI")
                  for k in range(6)]
@@ -865,6 +1141,7 @@ sink:
         for i in range(100):
             rid = "0ApHA%012d" % (i + 1)
             self.expected.add(rid)
+            self.unit_of[rid] = "eventlog_objects:ApiAnomalyEventStore"
             anomalies.append({"Id": rid, "EventDate": iso_z(t - 3600 + 30 * i),
                               "Username": f"user{i % 7}@ex.com", "Score": 0.5,
                               "Summary": f"rows \"{i}\", unusual"})
@@ -903,6 +1180,14 @@ sink:
         r.win_pid = fresh.pop()
         print(f"ha: {r.holder} is Windows pid {r.win_pid}", flush=True)
 
+    def owners(self, unit):
+        """The running, unfrozen replicas that hold @unit now, from their logs."""
+        return [r for r in self.replicas.values()
+                if unit in r.units and not r.exited and not r.stopped]
+
+    def unowned(self, units=None):
+        return [u for u in (self.units if units is None else units) if not self.owners(u)]
+
     def current_leader(self):
         leaders = [r for r in self.replicas.values()
                    if r.leading and not r.exited and not r.stopped]
@@ -926,6 +1211,23 @@ sink:
             with self.hist.cond:
                 self.hist.files.append((now(), name, kind, content))
 
+    def sample_unit_file(self, fname, kind):
+        """One unit lease file (--sharded, file_lease), into the history as "unit:<unit>"."""
+        unit = self.unit_by_file.get(fname)
+        if unit is None:
+            return
+        path = os.path.join(self.dir, LEASE + ".units", fname)
+        with self.file_lock:
+            try:
+                with open(path, "rb") as fh:
+                    content = fh.read()
+            except FileNotFoundError:
+                content = None
+            except (IsADirectoryError, PermissionError):
+                content = b"<unreadable>"
+            with self.hist.cond:
+                self.hist.files.append((now(), "unit:" + unit, kind, content))
+
     def record_loop(self):
         tick = threading.Event()
         while not self.stop.is_set():
@@ -933,15 +1235,25 @@ sink:
             with self.hist.cond:
                 targets = [r for r in self.replicas.values()
                            if not r.exited and not r.stopped and r.health_port]
+            shard_round = []
             for r in targets:
                 try:
                     doc = http("GET", f"http://127.0.0.1:{r.health_port}/statusz", timeout=0.5)
                     lead = doc.get("leadership") or {}
                     round_.append((r.holder, bool(lead.get("leader")), lead.get("epoch")))
+                    sh = doc.get("sharding")
+                    if sh is not None:
+                        shard_round.append((r.holder, {u["unit"]: u.get("epoch")
+                                                       for u in sh.get("units", [])},
+                                            bool(sh.get("member")),
+                                            len(sh.get("members", []))))
                 except (OSError, ValueError):
                     pass
             with self.hist.cond:
-                self.hist.statusz.append((now(), round_))
+                if self.sharded:
+                    self.hist.shard_status.append((now(), shard_round))
+                else:
+                    self.hist.statusz.append((now(), round_))
             self.backend.sample()
             self.hist.notify()
             # the recorder's sampling clock, not a wait for an outcome
@@ -963,15 +1275,32 @@ sink:
                 rows = 1000 + self.rng.randrange(2000)
                 # every other new file is a hostile one, its line ends alternating
                 k = n // self.opts.file_every
-                doc["eventlogfiles"] = [
-                    self.hostile_file(t, rows // 2, crlf=k % 4 == 1) if k % 2 else
-                    self.elf_file(t, rows, "API" if n % 2 else "URI")]
+                if self.sharded:
+                    # the types in turn, so every EventLogFile unit gets new files
+                    rows //= 2
+                    etype = SHARD_TYPES[k % len(SHARD_TYPES)]
+                    doc["eventlogfiles"] = [
+                        self.hostile_file(t, rows // 2, crlf=k % 4 == 1) if k % 5 == 1 else
+                        self.elf_file(t, rows, "API" if n % 2 else "URI", etype)]
+                else:
+                    doc["eventlogfiles"] = [
+                        self.hostile_file(t, rows // 2, crlf=k % 4 == 1) if k % 2 else
+                        self.elf_file(t, rows, "API" if n % 2 else "URI")]
+            if self.sharded and n % 2 == 0:
+                for name in SHARD_OBJECTS[1:]:
+                    self.anomaly_seq += 1
+                    doc["objects"][name] = {"records": [self.anomaly(name, t,
+                                                                     self.anomaly_seq)]}
             try:
                 http("POST", self.sf.base + "/control/add", doc, timeout=10)
             except OSError as exc:
                 self.hist.notes.append(f"workload add failed: {exc}")
             try:
-                self.publish(1 + self.rng.randrange(5))
+                if self.sharded:
+                    for topic in SHARD_TOPICS:
+                        self.publish(1 + self.rng.randrange(3), topic)
+                else:
+                    self.publish(1 + self.rng.randrange(5))
             except OSError as exc:
                 self.hist.notes.append(f"workload publish failed: {exc}")
             clock.wait(1.0)
@@ -991,6 +1320,79 @@ sink:
 
     def wait_leader(self, what, timeout=60):
         return self.hist.wait_for(self.current_leader, timeout, what)
+
+    def pick_owner(self, ftype):
+        """A running replica that holds units (--sharded): the target of a replica fault."""
+        def some():
+            c = [r for r in self.replicas.values()
+                 if r.units and not r.exited and not r.stopped]
+            return sorted(c, key=lambda r: r.slot) or None
+
+        return self.rng.choice(self.hist.wait_for(some, 60, f"a unit owner before {ftype}"))
+
+    def inject_sharded(self, ftype, pause):
+        """Today's faults per replica or per unit lease, plus a fourth replica's join/leave."""
+        rng = self.rng
+        if ftype in ("kill_leader", "stop_leader", "term_restart"):
+            r = self.pick_owner(ftype)
+            units = sorted(r.units)
+            if ftype == "kill_leader":
+                r.expected_exit = True
+                e = self.fault(ftype, target=r.holder, units=units)
+                with self.hist.cond:
+                    self.hist.killed[r.holder] = now()
+                r.signal(signal.SIGKILL)
+                self.hist.wait_for(lambda: r.exited, 30, "the killed replica to exit")
+                self.hist.wait_for(lambda: not self.unowned(units), 60,
+                                   f"new owners of {r.holder}'s units after SIGKILL")
+                self.healed(e)
+                self.spawn(r.slot)
+            elif ftype == "stop_leader":
+                e = self.fault(ftype, target=r.holder, units=units)
+                with self.hist.cond:
+                    r.stopped = True
+                r.signal(signal.SIGSTOP)
+                t_stop = now()
+                pause(TTL * rng.uniform(1.3, 2.2))
+                r.signal(signal.SIGCONT)
+                with self.hist.cond:
+                    r.stopped = False
+                    self.hist.suspended.append((r.holder, t_stop, now()))
+                self.healed(e)
+            else:
+                r.expected_exit = True
+                r.terminating = True
+                e = self.fault(ftype, target=r.holder, units=units)
+                r.signal(signal.SIGTERM)
+                self.hist.wait_for(lambda: r.exited, 30, "the stopped replica to exit")
+                self.healed(e)
+                self.spawn(r.slot)
+        elif ftype in UNIT_LEASE_FAULTS:
+            # one unit's lease alone, a unit that has an owner now
+            owned = sorted(u for u in self.units if self.owners(u)) or self.units
+            self.backend.lease_fault(ftype, pause, rng, unit=rng.choice(owned))
+        elif ftype == "join":
+            slot = self.n_replicas
+            r = self.spawn(slot)
+            e = self.fault(ftype, target=r.holder)
+            self.hist.wait_for(lambda: r.units or r.exited, 60,
+                               f"{r.holder} to take its first unit after joining")
+            self.healed(e)
+        elif ftype == "leave":
+            r = self.replicas.get(self.n_replicas)
+            if r is None or r.exited:
+                self.hist.notes.append("leave: no joined replica running; nothing to stop")
+                return
+            r.expected_exit = True
+            r.terminating = True
+            e = self.fault(ftype, target=r.holder, units=sorted(r.units))
+            r.signal(signal.SIGTERM)
+            self.hist.wait_for(lambda: r.exited, 30, "the leaving replica to exit")
+            with self.hist.cond:
+                del self.replicas[self.n_replicas]
+            self.healed(e)
+        else:
+            self.inject(ftype, pause)
 
     def inject(self, ftype, pause):
         ttl = TTL
@@ -1081,13 +1483,23 @@ sink:
         end = time.monotonic() + duration
         pause(2.0)
         while time.monotonic() < end:
-            order = list(FAULTS)
+            order = list(SHARD_FAULTS if self.sharded else FAULTS)
             self.rng.shuffle(order)
+            if self.sharded and order.index("leave") < order.index("join"):
+                # the fourth replica leaves after it joined, within the round
+                i, j = order.index("leave"), order.index("join")
+                order[i], order[j] = order[j], order[i]
             first = not self.hist.faults
             for ftype in order:
                 if time.monotonic() >= end and not first:
-                    break
-                self.inject(ftype, pause)
+                    # a joined replica still leaves: the run ends on N replicas
+                    if ftype == "leave" and self.n_replicas in self.replicas:
+                        self.inject_sharded(ftype, pause)
+                    continue
+                if self.sharded:
+                    self.inject_sharded(ftype, pause)
+                else:
+                    self.inject(ftype, pause)
                 pause(self.rng.uniform(self.opts.gap_min, self.opts.gap_max))
 
     # --- end of run -----------------------------------------------------------------------
@@ -1133,10 +1545,51 @@ sink:
             self.remaining = {e for e in self.expected if e not in self.copies}
         return self.remaining
 
+    def balanced(self):
+        """The last /statusz rounds, over two seconds, all show every unit run exactly once
+        and each of the N running replicas with floor(U/N) or ceil(U/N) of them."""
+        rounds = [x for x in self.hist.shard_status if x[0] >= now() - 2.0]
+        if len(rounds) < 5:
+            return None
+        n = len([r for r in self.replicas.values() if not r.exited])
+        lo, hi = len(self.units) // n, -(-len(self.units) // n)
+        counts = None
+        for _t, round_ in rounds:
+            if len(round_) != n:
+                return None
+            runs = [u for _h, units, _m, _n in round_ for u in units]
+            if sorted(runs) != sorted(self.units):
+                return None
+            if any(not (lo <= len(units) <= hi) or not member or members != n
+                   for _h, units, member, members in round_):
+                return None
+            counts = {hh: len(units) for hh, units, _m, _n in round_}
+        return counts
+
+    def wait_balance(self, timeout):
+        t0 = now()
+        n = len([r for r in self.replicas.values() if not r.exited])
+        lo, hi = len(self.units) // n, -(-len(self.units) // n)
+        try:
+            counts = self.hist.wait_for(self.balanced, timeout,
+                                        "a balanced assignment at steady state")
+            self.balance = (True, f"{len(self.units)} units on {n} replicas: " + ", ".join(
+                f"{hh} {c}" for hh, c in sorted(counts.items())) +
+                f" (each {lo}..{hi}), every unit run once, in every /statusz round for 2 s; "
+                f"reached {now() - t0:.1f} s after the end of the faults")
+        except TimeoutError:
+            last = self.hist.shard_status[-1][1] if self.hist.shard_status else []
+            self.balance = (False, f"no balanced assignment within {timeout:.0f} s; last "
+                            "/statusz round: " + "; ".join(
+                                f"{hh} {sorted(units)}" for hh, units, _m, _n in last))
+        print(f"ha: balance: {self.balance[1]}", flush=True)
+
     def shutdown(self):
         self.stop.set()
         for r in list(self.replicas.values()):
             r.expected_exit = True
+            r.terminating = True
+            self.shutdown_at[r.holder] = now()
             r.signal(signal.SIGCONT)
             r.signal(signal.SIGTERM)
         for r in list(self.replicas.values()):
@@ -1211,7 +1664,7 @@ def leader_intervals(hist, t_end):
 
 def checkpoint_order(key, value):
     """A comparable position for a checkpoint value, or None for a shape we do not know."""
-    if key == "__fence_epoch__":
+    if key == "__fence_epoch__" or key.startswith("__fence_epoch__:"):
         return int(value)
     if key.startswith("pubsub:"):
         # the simulator's replay ids are 8 bytes, big-endian, growing (real ones are opaque)
@@ -1229,7 +1682,7 @@ def checkpoint_order(key, value):
 
 def position_text(key, value):
     """The part of a checkpoint value the order is taken from, for a readable report."""
-    if key == "__fence_epoch__":
+    if key == "__fence_epoch__" or key.startswith("__fence_epoch__:"):
         return value
     if key.startswith("pubsub:"):
         return f"replay id {checkpoint_order(key, value)}"
@@ -1243,16 +1696,10 @@ def position_text(key, value):
     return value[:80]
 
 
-def check(h, t_end, liveness):
+def check_data(h, result):
+    """The checks of what arrived and what was committed, the same sharded or not: no loss,
+    hostile CSV intact, no regression; returns the state versions read."""
     hist = h.hist
-    results = []
-    evidence = {}
-
-    def result(name, ok, detail, ev=None):
-        results.append((name, ok, detail))
-        if not ok and ev:
-            evidence[name] = ev
-
     # no loss
     missing = h.missing()
     result("no loss", not missing,
@@ -1293,6 +1740,20 @@ def check(h, t_end, liveness):
     result("no regression", not regress,
            f"{parsed} state versions read ({writes} at a write, the rest sampled), "
            f"{len(last)} keys", regress[:20])
+    return states
+
+
+def check(h, t_end, liveness):
+    hist = h.hist
+    results = []
+    evidence = {}
+
+    def result(name, ok, detail, ev=None):
+        results.append((name, ok, detail))
+        if not ok and ev:
+            evidence[name] = ev
+
+    states = check_data(h, result)
 
     # fencing
     fence = []
@@ -1434,8 +1895,329 @@ def check(h, t_end, liveness):
     return results, evidence, failover_times, per_change, failovers, dup_total
 
 
+def shard_bound(backend):
+    """How soon a unit is owned again after its owner failed. The others see the member gone
+    after members_ttl unchanged, listed every members_ttl / 3. file_lease: the unit's lease is
+    stale a ttl after its last renewal by the writer's clock (expires_at), looked at every
+    renew_interval: whichever is later, plus the verify pause. The compare-and-swap leases
+    judge staleness on the observer's monotonic clock, and a unit's lease is only watched once
+    the unit is assigned: a full ttl after the reassignment. Plus the one SLACK."""
+    detect = MEMBERS_TTL + MEMBERS_TTL / 3
+    if backend.observer_clock:
+        return detect + TTL + SLACK
+    return max(TTL + RENEW, detect) + (backend.bound - TTL - RENEW)
+
+
+def shard_bound_text(backend):
+    if backend.observer_clock:
+        return "members_ttl + members_ttl/3 + ttl"
+    return "max(ttl + renew, members_ttl + members_ttl/3) + verify"
+
+
+def unit_intervals(h, t_end):
+    """Per unit, [(holder, start, end, epoch)]: the tenures of every replica from its log
+    (see Replica._unit_line), cut at its SIGKILL or exit, minus the time it was frozen."""
+    hist = h.hist
+    exits = {x[1]: x[0] for x in hist.exits}
+    raw = []
+    open_ = {}
+    for t, holder, unit, kind, epoch in hist.unit_events:
+        key = (holder, unit)
+        cur = open_.get(key)
+        if kind == "acquired":
+            if cur is not None:
+                raw.append((holder, unit, cur["start"], cur["cand"] or t, cur["epoch"]))
+            open_[key] = {"start": t, "epoch": epoch, "cand": None, "drain": False}
+        elif cur is None:
+            continue
+        elif kind == "handover":
+            cur["cand"] = t
+        elif kind == "draining":
+            cur["cand"] = None
+            cur["drain"] = True
+        elif kind == "lost":
+            raw.append((holder, unit, cur["start"], t, cur["epoch"]))
+            del open_[key]
+        elif kind == "stopped":
+            # after a drain, a SIGTERM's drain or a loss: the "lease lost" warning of a unit's
+            # second loss within the log's repeat window (src/core/sfl-log.c) is folded into a
+            # later "repeated" line, so the info line of the pipeline's end closes it too
+            raw.append((holder, unit, cur["start"], cur["cand"] or t, cur["epoch"]))
+            del open_[key]
+    for (holder, unit), cur in open_.items():
+        raw.append((holder, unit, cur["start"], cur["cand"] or exits.get(holder, t_end),
+                    cur["epoch"]))
+    out = {u: [] for u in h.units}
+    for holder, unit, a, b, ep in raw:
+        if holder in hist.killed:
+            b = min(b, hist.killed[holder])
+        pieces = [(a, b)] if b > a else []
+        for hh, s0, c in hist.suspended:
+            if hh != holder:
+                continue
+            nxt = []
+            for x, y in pieces:
+                if c <= x or s0 >= y:
+                    nxt.append((x, y))
+                    continue
+                if x < s0:
+                    nxt.append((x, s0))
+                if c < y:
+                    nxt.append((c, y))
+            pieces = nxt
+        out.setdefault(unit, []).extend((holder, x, y, ep) for x, y in pieces)
+    for unit in out:
+        out[unit].sort(key=lambda x: x[1])
+    return out
+
+
+def unit_gaps(intervals, t_end):
+    """The times no running, unfrozen replica held the unit, after its first tenure."""
+    gaps = []
+    reach = None
+    for _hh, a, b, _e in sorted(intervals, key=lambda x: x[1]):
+        if reach is not None and a > reach:
+            gaps.append((reach, a))
+        reach = b if reach is None else max(reach, b)
+    if reach is not None and reach < t_end:
+        gaps.append((reach, t_end))
+    return gaps
+
+
+def unit_windows(hist, unit):
+    """[start, end + ttl] of every fault that may leave two writers of @unit: a replica
+    killed, frozen or stopped (any unit may move), or a fault on this unit's own lease; and one
+    ttl after each frozen replica resumed. A join or a leave is a handover and has none."""
+    out = []
+    for f in hist.faults:
+        if f["type"] in ("kill_leader", "stop_leader", "term_restart") or \
+                (f["type"] in UNIT_LEASE_FAULTS and f.get("unit") == unit):
+            out.append((f["t"], (f["healed"] or f["t"]) + TTL))
+    for _holder, _t_stop, t_cont in hist.suspended:
+        out.append((t_cont, t_cont + TTL))
+    return out
+
+
+def check_sharded(h, t_end, liveness):
+    hist = h.hist
+    results = []
+    evidence = {}
+
+    def result(name, ok, detail, ev=None):
+        results.append((name, ok, detail))
+        if not ok and ev:
+            evidence[name] = ev
+
+    states = check_data(h, result)
+    missing = h.missing()
+    if missing:
+        by_unit = {}
+        for eid in missing:
+            u = h.unit_of.get(eid, "unknown")
+            by_unit[u] = by_unit.get(u, 0) + 1
+        hist.notes.append("missing by unit: " + ", ".join(
+            f"{u} {n}" for u, n in sorted(by_unit.items())))
+
+    # epochs: each acquisition of a unit above every earlier one of it; its lease and its
+    # __fence_epoch__:<unit> in the store never going back
+    fence = []
+    acq = {u: [] for u in h.units}
+    for t, holder, unit, kind, epoch in sorted(hist.unit_events):
+        if kind == "acquired":
+            acq.setdefault(unit, []).append((t, holder, epoch))
+    n_acq = 0
+    for unit, lst in acq.items():
+        top = 0
+        for t, holder, ep in lst:
+            n_acq += 1
+            if ep <= top:
+                fence.append(f"{iso_z(t)} {holder} acquired {unit} at epoch {ep}, not above "
+                             f"{top}")
+            top = max(top, ep)
+    lease_top = {}
+    lease_reads = 0
+    for t, name, kind, content in hist.files:
+        if not name.startswith("unit:") or content is None or content == b"<unreadable>":
+            continue
+        try:
+            ep = int(json.loads(content)["epoch"])
+        except (ValueError, KeyError, TypeError):
+            continue  # the harness's garbage, or a lease being replaced
+        lease_reads += 1
+        unit = name[len("unit:"):]
+        if ep < lease_top.get(unit, 0):
+            fence.append(f"{iso_z(t)} {unit}: lease epoch {ep} after {lease_top[unit]} "
+                         f"({kind})")
+        lease_top[unit] = max(lease_top.get(unit, 0), ep)
+    store_top = {}
+    for t, kind, content in states:
+        try:
+            doc = json.loads(content)
+        except (ValueError, TypeError):
+            continue
+        for key, value in doc.items():
+            if not key.startswith("__fence_epoch__:"):
+                continue
+            unit = key[len("__fence_epoch__:"):]
+            ep = int(value)
+            if ep < store_top.get(unit, 0):
+                fence.append(f"{iso_z(t)} {key} {ep} after {store_top[unit]} ({kind})")
+            store_top[unit] = max(store_top.get(unit, 0), ep)
+    no_store = [u for u in h.units if u not in store_top]
+    if no_store:
+        fence.append("no __fence_epoch__:<unit> in the store for " + ", ".join(no_store))
+    for r in h.all_replicas:
+        with open(r.log_path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if "handing it back" in line:
+                    hist.notes.append(f"{r.holder} (fence working): {line.strip()[:220]}")
+    result("epochs per unit", not fence,
+           f"{n_acq} unit acquisitions, each above the unit's earlier ones; {lease_reads} "
+           f"unit lease reads and the store's __fence_epoch__:<unit> of {len(store_top)} "
+           "units never going back", fence[:20])
+
+    # at most one writer per unit outside a window of one ttl: the tenures from the logs,
+    # and the units each /statusz round lists (a double must last two rounds: one round is
+    # not atomic across replicas, and a handover may fall between two of its requests)
+    ivs = unit_intervals(h, t_end)
+    overlaps = []
+    n_ivs = 0
+    for unit, lst in ivs.items():
+        windows = unit_windows(hist, unit)
+        n_ivs += len(lst)
+        for i, (h1, a1, b1, e1) in enumerate(lst):
+            for h2, a2, b2, e2 in lst[i + 1:]:
+                if a2 >= b1:
+                    break
+                if h1 == h2:
+                    continue
+                lo, hi = max(a1, a2), min(b1, b2)
+                cuts = sorted({lo, hi} | {x for w in windows for x in w if lo < x < hi})
+                for x, y in zip(cuts, cuts[1:]):
+                    if not in_window((x + y) / 2, windows):
+                        overlaps.append(f"{unit}: {h1} (epoch {e1}) and {h2} (epoch {e2}) "
+                                        f"both held it {iso_z(x)}..{iso_z(y)}")
+                        break
+    doubles = []
+    prev = set()
+    for t, round_ in hist.shard_status:
+        seen = {}
+        for holder, units, _m, _n in round_:
+            for u in units:
+                seen.setdefault(u, []).append(holder)
+        cur = {(u, tuple(sorted(hs))) for u, hs in seen.items() if len(hs) > 1}
+        for u, hs in cur & prev:
+            if not in_window(t, unit_windows(hist, u)):
+                doubles.append(f"{iso_z(t)} /statusz: {u} run by {', '.join(hs)}")
+        prev = cur
+    result("one writer per unit", not overlaps and not doubles,
+           f"{n_ivs} unit tenures over {len(h.units)} units, {len(hist.shard_status)} "
+           "/statusz rounds; two holders of a unit only inside the windows of a replica "
+           "fault or a fault on its lease (one ttl past the repair)",
+           (overlaps + doubles)[:20])
+
+    # duplicates: an extra copy needs a change of its unit's owner (or a Loki restart)
+    # between one ttl before its first copy and itself
+    changes = {u: sorted([t for t, _h, _e in lst[1:]] + list(hist.loki_restarts))
+               for u, lst in acq.items()}
+    per_change = {}
+    per_source = {}
+    unexplained = []
+    dup_total = 0
+    for eid, times in h.copies.items():
+        if len(times) < 2:
+            continue
+        unit = h.unit_of.get(eid)
+        times = sorted(times)
+        for tk in times[1:]:
+            dup_total += 1
+            cause = [c for c in changes.get(unit, hist.loki_restarts)
+                     if times[0] - TTL <= c <= tk + 0.001]
+            if not cause:
+                unexplained.append(f"{eid} ({unit}) at {iso_z(times[0])} and {iso_z(tk)}")
+                continue
+            per_change[(unit, cause[-1])] = per_change.get((unit, cause[-1]), 0) + 1
+            key = (h.source_of.get(eid, "unknown"), unit, cause[-1])
+            per_source[key] = per_source.get(key, 0) + 1
+    changes_total = sum(max(0, len(lst) - 1) for lst in acq.values())
+    result("bounded duplicates", not unexplained,
+           f"{dup_total} duplicate entries over {changes_total} owner changes of units and "
+           f"{len(hist.loki_restarts)} Loki restarts; max per change "
+           f"{max(per_change.values(), default=0)}; every duplicate within one ttl of a change "
+           "of its own unit's owner", unexplained[:20])
+    worst = {}
+    for (source, _u, _t), n in per_source.items():
+        worst[source] = max(worst.get(source, 0), n)
+    over = [f"{src}: {n} duplicates at one change > {in_flight_bound(src)}"
+            for src, n in sorted(worst.items())
+            if src in PER_RECORD_SOURCES and n > in_flight_bound(src)]
+    result("duplicates within the entries in flight", not over,
+           "max per unit change by source: " + (", ".join(
+               f"{src} {n}" for src, n in sorted(worst.items())) or "none") +
+           f"; bound {IN_FLIGHT_BOUND}, eventlogfile + {ELF_MARK_ROWS}", over)
+    h.dup_by_source = worst
+
+    # every unit owned again within the bound after a failure: from the SIGKILL or SIGSTOP
+    # for the units the replica held, from the repair for a fault on one unit's lease
+    bound = shard_bound(h.backend)
+    live_bad = list(liveness)
+    recover = []  # (fault type, seconds)
+    handoffs = []  # (fault type, seconds) of the clean stops, joins and leaves: reported
+    for f in hist.faults:
+        if f["type"] in ("kill_leader", "stop_leader"):
+            units, t_ref, bounded = f.get("units", []), f["t"], True
+        elif f["type"] in UNIT_LEASE_FAULTS:
+            units, t_ref, bounded = [f["unit"]], f["healed"] or f["t"], True
+        elif f["type"] in ("term_restart", "leave"):
+            units, t_ref, bounded = f.get("units", []), f["t"], False
+        else:
+            continue
+        worst_t = 0.0
+        for unit in units:
+            # each gap in the unit's ownership that the fault opened (starting between the
+            # fault and one ttl + renew past its repair, a lease given up after the repair
+            # included) must close within the bound of max(its start, the reference)
+            lim = min((f["healed"] or f["t"]) + TTL + RENEW,
+                      min((g["t"] for g in hist.faults if g["t"] > f["t"]), default=t_end))
+            for g0, g1 in unit_gaps(ivs.get(unit, []), t_end):
+                if g1 <= f["t"] or g0 > lim:
+                    continue
+                dt_ = g1 - max(g0, t_ref)
+                worst_t = max(worst_t, dt_)
+                if bounded and dt_ > bound:
+                    live_bad.append(f"{unit}: owned again {dt_:.2f} s after {f['type']} "
+                                    f"({'repair' if f['type'] in UNIT_LEASE_FAULTS else 'fault'}"
+                                    f" at {iso_z(t_ref)}; unowned {iso_z(g0)}..{iso_z(g1)})"
+                                    f" > {bound:.2f} s")
+        (recover if bounded else handoffs).append((f["type"], worst_t))
+    for f in hist.faults:
+        if f["type"] == "join":
+            got = [a for u in h.units for hh, a, _b, _e in ivs.get(u, [])
+                   if hh == f["target"]]
+            handoffs.append(("join", (min(got) - f["t"]) if got else float("nan")))
+    for t, holder, rc, expected in hist.exits:
+        if not expected:
+            live_bad.append(f"{holder} exited with {rc} at {iso_z(t)} without being stopped")
+        elif rc not in (0, -signal.SIGKILL):
+            live_bad.append(f"{holder} exited with {rc} at {iso_z(t)} after a stop request")
+    h.recover_times = recover
+    h.handoff_times = handoffs
+    result("liveness", not live_bad,
+           f"every unit of a killed or frozen replica, and a unit whose lease was hit, owned "
+           f"again within {bound:.1f} s; max {max((x for _f, x in recover), default=0):.2f} s;"
+           " the set completed; no unexpected exit", live_bad[:20])
+
+    ok, detail = h.balance or (False, "not checked")
+    result("balance", ok, detail, None if ok else [detail])
+    return results, evidence, [x for _f, x in recover], \
+        {iso_z(t) + " " + u: n for (u, t), n in per_change.items()}, changes_total, dup_total
+
+
 def report(h, results, evidence, failover_times, per_change, failovers, dup_total, opts,
            elapsed):
+    if h.sharded:
+        return report_sharded(h, results, evidence, per_change, failovers, dup_total, opts,
+                              elapsed)
     counts = {f: 0 for f in FAULTS}
     for f in h.hist.faults:
         counts[f["type"]] += 1
@@ -1449,7 +2231,7 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
         f"run length {elapsed / 60:.1f} min, binary `{opts.bin}`"
         f"{' under wine (forced kills: TerminateProcess through `taskkill /F`)' if opts.wine else ''}.",
         "",
-        f"Setup: {REPLICAS} `sf2loki run` replicas, {h.backend.describe()}; the Salesforce "
+        f"Setup: {h.n_replicas} `sf2loki run` replicas, {h.backend.describe()}; the Salesforce "
         "simulator (EventLogFile API/URI files and polled LoginEvent/ApiAnomalyEventStore "
         "records, new ones added every second during the run), the Pub/Sub simulator (a "
         f"platform-event topic, `{TOPIC}`, published to every second) and the Loki simulator "
@@ -1502,6 +2284,84 @@ def report(h, results, evidence, failover_times, per_change, failovers, dup_tota
     return ok, "\n".join(lines) + "\n"
 
 
+def report_sharded(h, results, evidence, per_change, changes, dup_total, opts, elapsed):
+    counts = {f: 0 for f in SHARD_FAULTS}
+    for f in h.hist.faults:
+        counts[f["type"]] += 1
+    total = sum(counts.values())
+    ok = all(r[1] for r in results) and total > 0 and all(counts.values())
+    rec = [x for _f, x in h.recover_times]
+    by_type = {}
+    for ftype, x in h.recover_times + h.handoff_times:
+        by_type.setdefault(ftype, []).append(x)
+    bound = shard_bound(h.backend)
+    lines = [
+        "# Reliability report: sharded HA under injected faults",
+        "",
+        f"Produced by `{opts.command}` (tests/ha/ha_harness.py --sharded, seed {opts.seed}), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"run length {elapsed / 60:.1f} min, binary `{opts.bin}`.",
+        "",
+        f"Setup: {h.n_replicas} `sf2loki run` replicas (a fourth joins and leaves during each "
+        f"round of faults) with `coordinate.sharding` (members_ttl {MEMBERS_TTL:g} s), "
+        f"{h.backend.describe()}; {len(h.units)} work units: EventLogFile "
+        f"{', '.join(SHARD_TYPES)}, polled objects {', '.join(SHARD_OBJECTS)}, Pub/Sub topics "
+        f"{', '.join(SHARD_TOPICS)}; new files, records and events for every unit every "
+        "second; the Loki simulator journals every accepted push.",
+        "",
+        f"**Result: {'PASS' if ok else 'FAIL'}**",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| events in the set | {len(h.expected)} |",
+        f"| entries received by Loki | {sum(len(v) for v in h.copies.values())} |",
+        f"| faults injected | {total} |",
+        f"| unit owner changes (acquisitions after each unit's first) | {changes} |",
+        f"| max time to owner again after a SIGKILL/SIGSTOP or a unit lease fault | "
+        f"{max(rec, default=0):.2f} s (bound {shard_bound_text(h.backend)} + {SLACK:g} s "
+        f"slack = {bound:.2f} s) |",
+        f"| median of those | {sorted(rec)[len(rec) // 2] if rec else 0:.2f} s |",
+    ]
+    for ftype in ("kill_leader", "stop_leader", "lease_delete", "lease_garbage",
+                  "lease_unreadable", "term_restart", "join", "leave"):
+        xs = [x for x in by_type.get(ftype, []) if x == x]
+        if xs:
+            what = {"term_restart": "a SIGTERM to the owner's units owned again (handover)",
+                    "leave": "the fourth replica's SIGTERM to its units owned again",
+                    "join": "a join to the new replica's first unit"}.get(
+                        ftype, f"{ftype} to its units owned again")
+            lines.append(f"| {what}, max / median | {max(xs):.2f} s / "
+                         f"{sorted(xs)[len(xs) // 2]:.2f} s |")
+    lines += [
+        f"| duplicate entries | {dup_total} |",
+        f"| max duplicates per unit owner change | {max(per_change.values(), default=0)} |",
+        "| max duplicates per change, by source | " + (", ".join(
+            f"{src} {n}" for src, n in sorted(h.dup_by_source.items())) or "none") + " |",
+        f"| lease/state writes seen (inotify or the simulator's record) | "
+        f"{h.hist.file_writes} |",
+        "",
+        "## Faults by type",
+        "",
+        "| fault | count |",
+        "|---|---|",
+    ]
+    lines += [f"| {f} | {counts[f]} |" for f in SHARD_FAULTS]
+    lines += ["", "## Invariants", "", "| invariant | result | detail |", "|---|---|---|"]
+    lines += [f"| {n} | {'pass' if good else 'FAIL'} | {d} |" for n, good, d in results]
+    if total == 0 or not all(counts.values()):
+        lines += ["", "FAIL: not every fault type was injected."]
+    if evidence:
+        lines += ["", "## Violations", ""]
+        for name, ev in evidence.items():
+            lines.append(f"### {name}")
+            lines.append("")
+            lines += [f"- {x}" for x in ev]
+            lines.append("")
+    if h.hist.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in h.hist.notes[:30]]
+    return ok, "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -1521,7 +2381,15 @@ def main():
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--wine", action="store_true",
                     help="run --bin (sf2loki.exe) under wine; implied by a name ending in .exe")
+    ap.add_argument("--sharded", action="store_true",
+                    help="coordinate.sharding: every replica runs its share of the work units")
+    ap.add_argument("--replicas", type=int, default=REPLICAS,
+                    help="replicas at the start (--sharded adds one more mid-run)")
     opts = ap.parse_args()
+    if opts.replicas < 2:
+        ap.error("--replicas must be at least 2")
+    if opts.sharded and opts.wine:
+        ap.error("--sharded runs natively only (sharding is tested on Linux)")
     opts.wine = opts.wine or opts.bin.lower().endswith(".exe")
     if opts.wine and opts.coordinator != "file_lease":
         # the other topologies hand the binary CA and key files of the simulators by Unix
@@ -1529,7 +2397,8 @@ def main():
         ap.error("--wine runs the file_lease topology only")
 
     h = Harness(opts)
-    print(f"ha: {opts.coordinator}{' under wine' if opts.wine else ''}, seed {opts.seed}, "
+    print(f"ha: {opts.coordinator}{' under wine' if opts.wine else ''}"
+          f"{f', sharded, {opts.replicas} replicas' if opts.sharded else ''}, seed {opts.seed}, "
           f"{opts.duration:.0f} s of faults, work dir {h.dir}", flush=True)
     started = time.monotonic()
     liveness = []
@@ -1549,26 +2418,28 @@ def main():
         h.workload_stop.set()
         workload.join(30)
         last_fault = max((f["healed"] or f["t"] for f in h.hist.faults), default=now())
-        try:
-            h.hist.wait_for(h.current_leader, h.backend.bound,
-                            "a leader after the last fault")
-            lead_at = min((t for t, _h, k, _e in h.hist.leadership if k == "acquired"
-                           and t >= last_fault), default=None)
-            print(f"ha: leader after the last fault"
-                  f"{'' if lead_at is None else f' ({lead_at - last_fault:.2f} s)'}",
-                  flush=True)
-        except TimeoutError as exc:
-            liveness.append(str(exc))
-        try:
-            h.hist.wait_for(lambda: not h.missing(), opts.complete_timeout,
-                            "every event of the set in Loki")
-        except TimeoutError as exc:
-            liveness.append(str(exc))
+        if h.sharded:
+            try:
+                h.hist.wait_for(lambda: not h.unowned(), shard_bound(h.backend) + 30,
+                                "every unit owned after the last fault")
+            except TimeoutError as exc:
+                liveness.append(f"{exc}: {', '.join(h.unowned())}")
+            try:
+                h.hist.wait_for(lambda: not h.missing(), opts.complete_timeout,
+                                "every event of the set in Loki")
+            except TimeoutError as exc:
+                liveness.append(str(exc))
+            h.wait_balance(30)
+        else:
+            _single_end(h, last_fault, liveness, opts)
     finally:
         t_end = now()
         h.shutdown()
     elapsed = time.monotonic() - started
-    results, evidence, ft, per_change, failovers, dups = check(h, t_end, liveness)
+    if h.sharded:
+        results, evidence, ft, per_change, failovers, dups = check_sharded(h, t_end, liveness)
+    else:
+        results, evidence, ft, per_change, failovers, dups = check(h, t_end, liveness)
     ok, text = report(h, results, evidence, ft, per_change, failovers, dups, opts, elapsed)
     print(text, flush=True)
     if opts.report:
@@ -1579,6 +2450,25 @@ def main():
     else:
         print(f"ha: logs and records kept in {h.dir}", flush=True)
     return 0 if ok else 1
+
+
+def _single_end(h, last_fault, liveness, opts):
+    """After the schedule (unsharded): a leader, then the set complete."""
+    try:
+        h.hist.wait_for(h.current_leader, h.backend.bound,
+                        "a leader after the last fault")
+        lead_at = min((t for t, _h, k, _e in h.hist.leadership if k == "acquired"
+                       and t >= last_fault), default=None)
+        print(f"ha: leader after the last fault"
+              f"{'' if lead_at is None else f' ({lead_at - last_fault:.2f} s)'}",
+              flush=True)
+    except TimeoutError as exc:
+        liveness.append(str(exc))
+    try:
+        h.hist.wait_for(lambda: not h.missing(), opts.complete_timeout,
+                        "every event of the set in Loki")
+    except TimeoutError as exc:
+        liveness.append(str(exc))
 
 
 if __name__ == "__main__":
