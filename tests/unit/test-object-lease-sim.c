@@ -224,13 +224,20 @@ lease_version(Fixture *fx, gchar **body)
 	return g_strdup(json_string_value(json_object_get(obj, fx->gcs ? "generation" : "etag")));
 }
 
+/* @body stored at @key in the bucket behind the client's back (NULL deletes it) */
+static void
+put_object(Fixture *fx, const gchar *key, const gchar *body)
+{
+	g_autoptr(json_t) req = json_pack("{s:s, s:s, s:s?}", "bucket", "lease",
+					  fx->gcs ? "name" : "key", key, "body", body);
+	g_autofree gchar *text = json_dumps(req, 0);
+	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/object", text));
+}
+
 static void
 put_lease(Fixture *fx, const gchar *json)
 {
-	g_autoptr(json_t) req = json_pack("{s:s, s:s, s:s}", "bucket", "lease",
-					  fx->gcs ? "name" : "key", KEY, "body", json);
-	g_autofree gchar *text = json_dumps(req, 0);
-	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/object", text));
+	put_object(fx, KEY, json);
 }
 
 static void
@@ -484,15 +491,6 @@ member_list(SflMemberStore *store, GError **error)
 		g_hash_table_insert(out, g_strdup(e->holder), g_strdup(e->version));
 	}
 	return out;
-}
-
-static void
-put_object(Fixture *fx, const gchar *key, const gchar *body)
-{
-	g_autoptr(json_t) req = json_pack("{s:s, s:s, s:s?}", "bucket", "lease",
-					  fx->gcs ? "name" : "key", key, "body", body);
-	g_autofree gchar *text = json_dumps(req, 0);
-	json_decref(sfl_test_sim_control(fx->loop, fx->base, "POST", "/control/object", text));
 }
 
 /*
