@@ -30,6 +30,7 @@
 #include "sfl-lease-doc.h"
 #include "sfl-membership.h"
 #include "sfl-object-member-store.h"
+#include "sfl-k8s-member-store.h"
 #include "sfl-unit-lease.h"
 #include "sfl-platform.h"
 #include "sfl-pubsub-source.h"
@@ -294,6 +295,20 @@ sfl_app_default_holder(void)
 	return g_strdup_printf("%s-%" G_GINT64_FORMAT, host, sfl_platform_pid());
 }
 
+/* the k8s identity rule of the single lease: configured, else the pod's name, else ours */
+static const gchar *
+sfl_app_k8s_identity(const SflK8sLeaseConfig *k, const gchar *default_holder)
+{
+	const gchar *identity = k->identity;
+
+	/* a pod's HOSTNAME is its name: unique among the replicas and readable in the Lease */
+	if (identity == NULL || identity[0] == '\0')
+		identity = g_getenv("HOSTNAME");
+	if (identity == NULL || identity[0] == '\0')
+		identity = default_holder;
+	return identity;
+}
+
 /* coordinate.type: k8s_lease, in-cluster or through coordinate.k8s_lease.kubeconfig */
 static SflCoordinator *
 sfl_app_build_k8s_lease(const SflConfig *config, SflCurlLoop *loop, const gchar *default_holder,
@@ -302,16 +317,11 @@ sfl_app_build_k8s_lease(const SflConfig *config, SflCurlLoop *loop, const gchar 
 	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
 	g_autoptr(SflClock) clock = sfl_clock_get_system();
 	g_autoptr(SflK8sLeaseApi) api = sfl_k8s_lease_api_new_from_config(k, loop, error);
-	const gchar *identity = k->identity;
+	const gchar *identity = sfl_app_k8s_identity(k, default_holder);
 	const gchar *note = sfl_k8s_lease_doctor_store_note(config);
 
 	if (api == NULL)
 		return NULL;
-	/* a pod's HOSTNAME is its name: unique among the replicas and readable in the Lease */
-	if (identity == NULL || identity[0] == '\0')
-		identity = g_getenv("HOSTNAME");
-	if (identity == NULL || identity[0] == '\0')
-		identity = default_holder;
 	if (note != NULL)
 		g_warning("%s", note);
 	return sfl_k8s_lease_coordinator_new(api, k->lease_duration, k->renew_interval, identity,
@@ -416,6 +426,44 @@ sfl_app_file_lease_unit(const SflConfig *config, SflCurlLoop *loop, const gchar 
 		return NULL;
 	}
 	return sfl_file_lease_coordinator_new(path, l->ttl, l->renew_interval, holder, clock, NULL);
+}
+
+/*
+ * k8s_lease shards in the single Lease's namespace: a Lease per member labelled with the
+ * group (sfl-k8s-member-store.h) and a Lease per unit, `<name>-u-<16 hex>`, each under the
+ * rules of the single Lease and with a client of its own on the daemon's curl loop.
+ */
+static SflMemberStore *
+sfl_app_k8s_lease_members(const SflConfig *config, SflCurlLoop *loop, GError **error)
+{
+	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
+	gint64 members_ttl = config->data.coordinate.sharding.members_ttl;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflKubeClient) client = sfl_kube_client_new_from_config(k, loop, error);
+
+	if (client == NULL)
+		return NULL;
+	/* a membership request is renewed three times a members_ttl */
+	return sfl_k8s_member_store_new(client, k->namespace_, k->name, members_ttl,
+					(guint)MAX(members_ttl / 3 / 1000, 1), clock);
+}
+
+static SflCoordinator *
+sfl_app_k8s_lease_unit(const SflConfig *config, SflCurlLoop *loop, const gchar *holder,
+		       const gchar *unit, GError **error)
+{
+	const SflK8sLeaseConfig *k = &config->data.coordinate.k8s_lease;
+	g_autoptr(SflClock) clock = sfl_clock_get_system();
+	g_autoptr(SflKubeClient) client = sfl_kube_client_new_from_config(k, loop, error);
+	g_autofree gchar *name = NULL;
+	g_autoptr(SflK8sLeaseApi) api = NULL;
+
+	if (client == NULL)
+		return NULL;
+	name = sfl_unit_lease_k8s_name(k->name, unit);
+	api = sfl_k8s_lease_api_new(client, k->namespace_, name, (guint)(k->renew_interval / 1000));
+	return sfl_k8s_lease_coordinator_new(api, k->lease_duration, k->renew_interval, holder,
+					     clock);
 }
 
 /*
@@ -617,7 +665,8 @@ static const SflCoordinatorKind sfl_app_coordinator_kinds[] = {
 	  sfl_app_file_lease_no_writer, NULL, sfl_probe_file_lease, sfl_app_file_lease_members,
 	  sfl_app_file_lease_unit },
 	{ "k8s_lease", "coordinate.k8s_lease", sfl_app_build_k8s_lease, TRUE,
-	  sfl_app_k8s_lease_no_writer, sfl_app_k8s_lease_check_deferred, sfl_probe_k8s_lease },
+	  sfl_app_k8s_lease_no_writer, sfl_app_k8s_lease_check_deferred, sfl_probe_k8s_lease,
+	  sfl_app_k8s_lease_members, sfl_app_k8s_lease_unit },
 	{ "s3_lease", "coordinate.s3_lease", sfl_app_build_s3_lease, TRUE,
 	  sfl_app_object_lease_no_writer, NULL, sfl_probe_object_lease,
 	  sfl_app_object_lease_members, sfl_app_object_lease_unit },

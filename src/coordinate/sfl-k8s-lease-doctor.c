@@ -11,21 +11,20 @@
 #include "sfl-error.h"
 
 /**
- * sfl_k8s_lease_api_new_from_config:
+ * sfl_kube_client_new_from_config:
  * @config: coordinate.k8s_lease
  * @loop: (nullable): the curl loop to share; %NULL: the client makes its own on first use
  * @error: return location for an error
  *
  * The client comes from coordinate.k8s_lease.kubeconfig when set, else from the pod's service
- * account; each request is bounded by renew_interval.
+ * account.
  *
- * Returns: (transfer full): the Lease API, or %NULL with SFL_ERROR_INVALID_CONFIG
+ * Returns: (transfer full): the client, or %NULL with SFL_ERROR_INVALID_CONFIG
  */
-SflK8sLeaseApi *
-sfl_k8s_lease_api_new_from_config(const SflK8sLeaseConfig *config, SflCurlLoop *loop,
-				  GError **error)
+SflKubeClient *
+sfl_kube_client_new_from_config(const SflK8sLeaseConfig *config, SflCurlLoop *loop, GError **error)
 {
-	g_autoptr(SflKubeClient) client = NULL;
+	SflKubeClient *client = NULL;
 
 	g_return_val_if_fail(config != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
@@ -34,10 +33,30 @@ sfl_k8s_lease_api_new_from_config(const SflK8sLeaseConfig *config, SflCurlLoop *
 		client = sfl_kube_client_new_from_kubeconfig(config->kubeconfig, error);
 	else
 		client = sfl_kube_client_new_in_cluster(NULL, NULL, error);
+	if (client != NULL && loop != NULL)
+		sfl_kube_client_set_curl_loop(client, loop);
+	return client;
+}
+
+/**
+ * sfl_k8s_lease_api_new_from_config:
+ * @config: coordinate.k8s_lease
+ * @loop: (nullable): the curl loop to share; %NULL: the client makes its own on first use
+ * @error: return location for an error
+ *
+ * The API of the Lease coordinate.k8s_lease.name (see sfl_kube_client_new_from_config()); each
+ * request is bounded by renew_interval.
+ *
+ * Returns: (transfer full): the Lease API, or %NULL with SFL_ERROR_INVALID_CONFIG
+ */
+SflK8sLeaseApi *
+sfl_k8s_lease_api_new_from_config(const SflK8sLeaseConfig *config, SflCurlLoop *loop,
+				  GError **error)
+{
+	g_autoptr(SflKubeClient) client = sfl_kube_client_new_from_config(config, loop, error);
+
 	if (client == NULL)
 		return NULL;
-	if (loop != NULL)
-		sfl_kube_client_set_curl_loop(client, loop);
 	return sfl_k8s_lease_api_new(client, config->namespace_, config->name,
 				     (guint)(config->renew_interval / 1000));
 }

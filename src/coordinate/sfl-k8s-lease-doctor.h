@@ -19,6 +19,8 @@ G_BEGIN_DECLS
  * failed; a 401/403 (SFL_ERROR_AUTH) message ends with the RBAC the service account needs.
  */
 
+SflKubeClient *sfl_kube_client_new_from_config(const SflK8sLeaseConfig *config, SflCurlLoop *loop,
+					       GError **error) G_GNUC_WARN_UNUSED_RESULT;
 SflK8sLeaseApi *
 sfl_k8s_lease_api_new_from_config(const SflK8sLeaseConfig *config, SflCurlLoop *loop,
 				  GError **error) G_GNUC_WARN_UNUSED_RESULT;

@@ -28,24 +28,55 @@ sfl_unit_lease_object_key(const gchar *lease_key, const gchar *unit)
 	return g_string_free(key, FALSE);
 }
 
+/* a DNS-1123 label's head: lowercase, cut to @room, ending alphanumeric */
+static gchar *
+sfl_unit_lease_k8s_head(const gchar *lease_name, gsize room)
+{
+	gchar *lower = g_ascii_strdown(lease_name, -1);
+	gsize len = MIN(strlen(lower), room);
+
+	while (len > 0 && !g_ascii_isalnum(lower[len - 1]))
+		len--;
+	lower[len] = '\0';
+	return lower;
+}
+
 /*
  * The hash is sfl_shard_score with an empty member: the same FNV-1a and finalizer the
- * assignment uses, so it is stable across platforms; 64 bits keep distinct units distinct.
+ * assignment uses, so it is stable across platforms; 64 bits keep distinct ids distinct.
  */
+static gchar *
+sfl_unit_lease_k8s_tagged(const gchar *lease_name, const gchar *tag, const gchar *id)
+{
+	g_autofree gchar *suffix =
+		g_strdup_printf("-%s-%016" G_GINT64_MODIFIER "x", tag, sfl_shard_score("", id));
+	/* the label's head must end alphanumeric before the '-' of the suffix joins it */
+	g_autofree gchar *head = sfl_unit_lease_k8s_head(lease_name, 63 - strlen(suffix));
+
+	if (head[0] == '\0')
+		return g_strconcat(g_str_equal(tag, "u") ? "unit" : "member", suffix, NULL);
+	return g_strconcat(head, suffix, NULL);
+}
+
 gchar *
 sfl_unit_lease_k8s_name(const gchar *lease_name, const gchar *unit)
 {
-	g_autofree gchar *suffix =
-		g_strdup_printf("-u-%016" G_GINT64_MODIFIER "x", sfl_shard_score("", unit));
-	g_autofree gchar *lower = g_ascii_strdown(lease_name, -1);
-	gsize room = 63 - strlen(suffix);
-	gsize len = MIN(strlen(lower), room);
+	return sfl_unit_lease_k8s_tagged(lease_name, "u", unit);
+}
 
-	/* the label's head must end alphanumeric before the '-' of the suffix joins it */
-	while (len > 0 && !g_ascii_isalnum(lower[len - 1]))
-		len--;
-	if (len == 0)
-		return g_strconcat("unit", suffix, NULL);
-	lower[len] = '\0';
-	return g_strconcat(lower, suffix, NULL);
+gchar *
+sfl_unit_lease_k8s_member_name(const gchar *lease_name, const gchar *holder)
+{
+	return sfl_unit_lease_k8s_tagged(lease_name, "m", holder);
+}
+
+gchar *
+sfl_unit_lease_k8s_group_label(const gchar *lease_name)
+{
+	gchar *head = sfl_unit_lease_k8s_head(lease_name, 63);
+
+	if (head[0] != '\0')
+		return head;
+	g_free(head);
+	return g_strdup("sf2loki");
 }

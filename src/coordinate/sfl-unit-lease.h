@@ -9,7 +9,7 @@
 G_BEGIN_DECLS
 
 /*
- * The names of the per-unit leases of a sharded group (issue 26; not wired in yet). A unit id
+ * The names of the per-unit leases of a sharded group. A unit id
  * is an arbitrary string (`pubsub:/event/LoginEventStream`, `org=prod:elf:Login`); the lead
  * builds each unit's coordinator with the existing object / k8s lease constructors and these
  * names. Pure functions, the same on every platform and release (peers must agree).
@@ -22,5 +22,11 @@ sfl_unit_lease_object_key(const gchar *lease_key, const gchar *unit) G_GNUC_WARN
  * a long lease name is cut, and a name that ends not alphanumeric there stays valid) */
 gchar *
 sfl_unit_lease_k8s_name(const gchar *lease_name, const gchar *unit) G_GNUC_WARN_UNUSED_RESULT;
+/* a member's record (k8s_lease sharding): `<lease name>-m-<16 hex of the holder's hash>` */
+gchar *sfl_unit_lease_k8s_member_name(const gchar *lease_name,
+				      const gchar *holder) G_GNUC_WARN_UNUSED_RESULT;
+/* the value of the label every member record of the group carries: the lease name as a label
+ * value (lowercase, <= 63 chars, ending alphanumeric) */
+gchar *sfl_unit_lease_k8s_group_label(const gchar *lease_name) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

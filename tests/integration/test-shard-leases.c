@@ -17,6 +17,7 @@
 
 /*
  * Sharded replicas (coordinate.sharding) as real processes, under file_lease on one directory,
+ * k8s_lease (tests/sim/k8s_sim.py: a Lease per member found by label, a Lease per unit),
  * s3_lease (tests/sim/s3_sim.py, every request's SigV4 recomputed by botocore) and gcs_lease
  * (tests/sim/gcs_sim.py, JWT grants checked by python3-jwt) with the object stores of the same
  * bucket, against the Salesforce and Loki simulators: six EventLogFile types are six work units.
@@ -38,17 +39,19 @@ static const gchar *const TYPES[N_TYPES] = { "API", "URI", "Login", "Logout", "R
 #define BUCKET	  "ckpt"
 #define STATE_KEY "sf2loki/state.json"
 #define LEASE_KEY "sf2loki/leader.json"
+#define K8S_LEASE "sf2loki-leader"
 
 typedef enum {
 	BACKEND_FILE,
 	BACKEND_S3,
 	BACKEND_GCS,
+	BACKEND_K8S,
 } Backend;
 
 typedef struct {
 	SflTestSims sims;
 	Backend backend;
-	gchar *object_base; /* the S3 or GCS simulator */
+	gchar *object_base; /* the S3, GCS or Kubernetes simulator (its control URL) */
 	SflTestSim *object_proc;
 	gchar *sa_path; /* gcs: the service-account key */
 	gchar *config;
@@ -88,6 +91,14 @@ backend_yaml(Fixture *fx)
 		g_strdup_printf("ttl: %dms, renew_interval: %dms", TTL_MS, RENEW_MS);
 
 	switch (fx->backend) {
+	case BACKEND_K8S:
+		return g_strdup_printf("state:\n"
+				       "  file: {path: '%s'}\n"
+				       "coordinate:\n"
+				       "  type: k8s_lease\n"
+				       "  k8s_lease: {kubeconfig: '%s/k8s/kubeconfig', "
+				       "lease_duration: %dms, renew_interval: %dms}\n",
+				       fx->state, fx->sims.dir, TTL_MS, RENEW_MS);
 	case BACKEND_S3:
 		return g_strdup_printf("state:\n"
 				       "  store: s3\n"
@@ -140,6 +151,13 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	else if (fx->backend == BACKEND_GCS)
 		fx->object_base = sfl_test_gcs_sim_start_with_account(
 			fx->sims.dir, &fx->object_proc, &fx->sa_path);
+	else if (fx->backend == BACKEND_K8S) {
+		g_autofree gchar *dir = g_build_filename(fx->sims.dir, "k8s", NULL);
+		const gchar *args[] = { "--dir", dir, NULL };
+
+		g_assert_cmpint(g_mkdir(dir, 0700), ==, 0);
+		fx->object_base = sfl_test_k8s_sim_start(args, &fx->object_proc);
+	}
 	if (fx->backend != BACKEND_FILE && fx->object_base == NULL) {
 		fx->skipped = TRUE;
 		return;
@@ -193,6 +211,7 @@ replica_start(Fixture *fx, const gchar *name)
 		[BACKEND_FILE] = "SF2LOKI_COORDINATE__FILE_LEASE__HOLDER_ID",
 		[BACKEND_S3] = "SF2LOKI_COORDINATE__S3_LEASE__HOLDER_ID",
 		[BACKEND_GCS] = "SF2LOKI_COORDINATE__GCS_LEASE__HOLDER_ID",
+		[BACKEND_K8S] = "SF2LOKI_COORDINATE__K8S_LEASE__IDENTITY",
 	};
 	/* the first link of the AWS chain; nothing of the host's may leak in */
 	const gchar *env[] = { holder_vars[fx->backend],
@@ -328,7 +347,7 @@ state_doc(Fixture *fx)
 	g_autoptr(json_t) sim = NULL;
 	g_autofree gchar *name = NULL;
 
-	if (fx->backend == BACKEND_FILE) {
+	if (fx->backend == BACKEND_FILE || fx->backend == BACKEND_K8S) {
 		g_assert_true(g_file_get_contents(fx->state, &text, NULL, NULL));
 		return json_loads(text, 0, NULL);
 	}
@@ -351,6 +370,30 @@ assert_object_layout(Fixture *fx)
 	if (fx->backend == BACKEND_FILE)
 		return;
 	sim = sfl_test_sim_control(fx->loop, fx->object_base, "GET", "/control/state", NULL);
+	if (fx->backend == BACKEND_K8S) {
+		/* a Lease per member, labelled with the group; a Lease per unit */
+		json_object_foreach (json_object_get(sim, "leases"), name, value) {
+			json_t *meta = json_object_get(value, "metadata");
+			const gchar *group = json_string_value(json_object_get(
+				json_object_get(meta, "labels"), "sf2loki.io/member-of"));
+			const gchar *holder = json_string_value(
+				json_object_get(json_object_get(value, "spec"), "holderIdentity"));
+
+			if (g_str_has_prefix(name, "default/" K8S_LEASE "-m-")) {
+				g_assert_cmpstr(group, ==, K8S_LEASE);
+				g_assert_true(g_str_has_prefix(holder, "replica-"));
+				g_assert_nonnull(json_object_get(
+					json_object_get(meta, "annotations"), "sf2loki.io/seq"));
+				members++;
+			} else if (g_str_has_prefix(name, "default/" K8S_LEASE "-u-")) {
+				g_assert_null(group);
+				units++;
+			}
+		}
+		g_assert_cmpuint(members, ==, 3);
+		g_assert_cmpuint(units, ==, N_TYPES);
+		return;
+	}
 	json_object_foreach (json_object_get(sim, "objects"), name, value) {
 		if (g_str_has_prefix(name, BUCKET "/" LEASE_KEY ".members/"))
 			members++;
@@ -560,6 +603,9 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add("/sfl/shard/file-lease/balance-failover-join-leave", Fixture,
 		   GINT_TO_POINTER(BACKEND_FILE), fixture_setup, test_balance_failover_join_leave,
+		   fixture_teardown);
+	g_test_add("/sfl/shard/k8s-lease/balance-failover-join-leave", Fixture,
+		   GINT_TO_POINTER(BACKEND_K8S), fixture_setup, test_balance_failover_join_leave,
 		   fixture_teardown);
 	g_test_add("/sfl/shard/s3-lease/balance-failover-join-leave", Fixture,
 		   GINT_TO_POINTER(BACKEND_S3), fixture_setup, test_balance_failover_join_leave,

@@ -6,8 +6,10 @@
 usage: k8s_sim.py --dir DIR [--token T] [--namespace NS]
 
 Two listeners on 127.0.0.1, both on ephemeral ports:
-  * the API (HTTPS, a certificate from a CA generated at start): GET/POST/PUT of Leases with
-    resourceVersion compare-and-swap and the API server's Status errors;
+  * the API (HTTPS, a certificate from a CA generated at start): GET/POST/PUT/DELETE of Leases
+    with resourceVersion compare-and-swap (DELETE: DeleteOptions.preconditions.resourceVersion),
+    a LeaseList of the namespace filtered by ?labelSelector=k=v[,k=v] (equality only), and the
+    API server's Status errors;
   * control (plain HTTP, printed as "PORT <n>" on stdout once both listen).
 
 At start DIR receives what a pod or an operator would have:
@@ -19,7 +21,8 @@ At start DIR receives what a pod or an operator would have:
 Control (JSON bodies):
   GET  /control/state[?since=N]
                          {"leases": {"ns/name": Lease}, "writes": [{method, name, holder,
-                          transitions, resourceVersion, status, dryRun}], "requests": n}
+                          transitions, resourceVersion, status, dryRun}], "requests": n,
+                          "lists": n (collection reads)}
   POST /control/fault    {"status": 500, "count": 1, "methods": ["PUT"], "raw": "text"}: the next
                          matching requests answer that status (a Status body, or "raw" as a
                          text/html body, like a proxy in front of the API) without touching
@@ -76,6 +79,7 @@ class State:
         self.next_rv = 1000
         self.writes = []
         self.requests = 0
+        self.lists = 0
         self.faults = []  # [status, count, methods]
         self.holds = []  # [count, methods]
         self.held = 0
@@ -178,7 +182,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
         dry_run = query.get("dryRun") == ["All"]
-        body = self.body() if method in ("POST", "PUT") else None
+        body = self.body() if method in ("POST", "PUT", "DELETE") else None
         with st.lock:
             st.requests += 1
             if self.headers.get("Authorization") != f"Bearer {st.token}":
@@ -214,6 +218,10 @@ class ApiHandler(BaseHTTPRequestHandler):
                 if lease is None:
                     return self.fail(404, f'leases.coordination.k8s.io "{name}" not found')
                 return self.reply(200, lease)
+            if method == "GET" and name is None:
+                return self.list(st, ns, query)
+            if method == "DELETE" and name:
+                return self.delete(st, ns, name, body)
             if method == "POST" and name is None:
                 return self.create(st, ns, body, dry_run)
             if method == "PUT" and name:
@@ -320,8 +328,50 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.record(st, "PUT", name, body, 200, dry_run)
         return self.reply(200, lease)
 
+    def list(self, st, ns, query):
+        wanted = {}
+        for term in ",".join(query.get("labelSelector", [])).split(","):
+            if not term:
+                continue
+            if "=" not in term or "!=" in term:
+                return self.fail(400, f"unable to parse requirement: {term}")
+            key, value = term.split("=", 1)
+            wanted[key.rstrip("=")] = value
+        items = []
+        for (lns, _), lease in sorted(st.leases.items()):
+            labels = (lease.get("metadata") or {}).get("labels") or {}
+            if lns == ns and all(labels.get(k) == v for k, v in wanted.items()):
+                items.append(lease)
+        st.lists += 1
+        return self.reply(200, {"apiVersion": "coordination.k8s.io/v1", "kind": "LeaseList",
+                                "metadata": {"resourceVersion": str(st.next_rv)},
+                                "items": items})
+
+    def delete(self, st, ns, name, body):
+        current = st.leases.get((ns, name))
+        wanted = ((body or {}).get("preconditions") or {}).get("resourceVersion")
+        bad = None
+        if current is None:
+            bad = (404, f'leases.coordination.k8s.io "{name}" not found')
+        elif wanted is not None and current["metadata"]["resourceVersion"] != wanted:
+            bad = (409, f'Operation cannot be fulfilled on leases.coordination.k8s.io "{name}": '
+                   "Precondition failed: ResourceVersion in precondition: "
+                   f"{wanted}, ResourceVersion in object meta: "
+                   f"{current['metadata']['resourceVersion']}")
+        self.record(st, "DELETE", name, current, bad[0] if bad else 200, False)
+        if bad is not None:
+            return self.fail(*bad)
+        del st.leases[(ns, name)]
+        return self.reply(200, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                                "status": "Success",
+                                "details": {"name": name, "group": "coordination.k8s.io",
+                                            "kind": "leases"}})
+
     def do_GET(self):
         self.handle_api("GET")
+
+    def do_DELETE(self):
+        self.handle_api("DELETE")
 
     def do_POST(self):
         self.handle_api("POST")
@@ -354,7 +404,7 @@ class ControlHandler(BaseHTTPRequestHandler):
             leases = {f"{k[0]}/{k[1]}": v for k, v in st.leases.items()}
             return self.reply({"leases": leases, "writes": st.writes[since:],
                                "writes_total": len(st.writes), "requests": st.requests,
-                               "held": st.held})
+                               "lists": st.lists, "held": st.held})
 
     def do_POST(self):
         st = self.server.state

@@ -79,11 +79,35 @@ test_k8s_name(void)
 	g_assert_true(is_dns_label(odd));
 }
 
+static void
+test_k8s_member_name(void)
+{
+	g_autofree gchar *a = sfl_unit_lease_k8s_member_name("sf2loki", "pod-a");
+	g_autofree gchar *b = sfl_unit_lease_k8s_member_name("sf2loki", "pod-b");
+	g_autofree gchar *unit = sfl_unit_lease_k8s_name("sf2loki", "pod-a");
+	g_autofree gchar *label = sfl_unit_lease_k8s_group_label("Sf2loki-Leader");
+	g_autofree gchar *long_label = sfl_unit_lease_k8s_group_label(
+		"a-very-long-lease-name-that-goes-on-and-on-and-on-and-on-and-on-.x");
+	g_autofree gchar *odd = sfl_unit_lease_k8s_group_label("---");
+
+	g_assert_true(is_dns_label(a));
+	g_assert_true(g_str_has_prefix(a, "sf2loki-m-"));
+	g_assert_cmpstr(a, !=, b);
+	/* a member's record never shares a name with a unit's lease of the same id */
+	g_assert_cmpstr(a, !=, unit);
+	g_assert_cmpstr(label, ==, "sf2loki-leader");
+	/* a label value: at most 63 characters, ending alphanumeric */
+	g_assert_cmpuint(strlen(long_label), <=, 63);
+	g_assert_true(g_ascii_isalnum(long_label[strlen(long_label) - 1]));
+	g_assert_cmpstr(odd, ==, "sf2loki");
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/sfl/unit-lease/object-key", test_object_key);
 	g_test_add_func("/sfl/unit-lease/k8s-name", test_k8s_name);
+	g_test_add_func("/sfl/unit-lease/k8s-member-name", test_k8s_member_name);
 	return g_test_run();
 }
