@@ -333,6 +333,8 @@ test_fenced_commit_demotes(Fixture *fx, gconstpointer data)
 	sfl_leadership_start(fx->leadership);
 	fx->coordinator->epoch = 5;
 	sfl_coordinator_set_leader(SFL_COORDINATOR(fx->coordinator), TRUE);
+	/* the epoch is recorded before the sources start: the stop below needs them started */
+	wait_starts(fx, 1);
 
 	/* a newer leader got in while this one still thinks it leads */
 	g_assert_true(commit(fx->other, SFL_STATE_KEY_FENCE_EPOCH, "9", NULL));
