@@ -91,6 +91,10 @@ typedef struct {
 	gint64 last_ok;
 	gint64 last_confirmed;
 	gboolean last_read_ours;
+	/* stopped while a renewal was in flight: its answer tells which version to give back */
+	gboolean release_on_answer;
+	/* observe only: a standby that times the holder's staleness but never claims */
+	gboolean watching;
 } SflCasLeaseCoordinatorPrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE(SflCasLeaseCoordinator, sfl_cas_lease_coordinator, SFL_TYPE_COORDINATOR)
@@ -124,6 +128,10 @@ typedef void (*SflCasLeaseStep)(SflCasLeaseCoordinator *self, SflLeaseCall *call
 typedef SflCasLeaseDoc *(*SflCasLeaseFinish)(SflCasLeaseBackend *backend, GAsyncResult *result,
 					     GError **error);
 
+static void
+sfl_cas_lease_coordinator_release_answered(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+					   const SflCasLeaseDoc *doc);
+
 /* every read and write completes here; completions of an abandoned chain are dropped */
 static void
 sfl_cas_lease_coordinator_doc_cb(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -134,8 +142,13 @@ sfl_cas_lease_coordinator_doc_cb(GObject *source, GAsyncResult *result, gpointer
 	g_autoptr(SflCasLeaseDoc) doc =
 		((SflCasLeaseFinish)call->finish)(GET_PRIVATE(self)->backend, result, &error);
 
-	if (!sfl_lease_call_is_current(call))
+	/* finished: a stop inside the step below sees nothing of this chain in flight */
+	if (!sfl_lease_call_completed(call))
 		return;
+	if (GET_PRIVATE(self)->release_on_answer) {
+		sfl_cas_lease_coordinator_release_answered(self, call, doc);
+		return;
+	}
 	((SflCasLeaseStep)call->step)(self, call, doc, error);
 }
 
@@ -334,6 +347,12 @@ sfl_cas_lease_coordinator_acquire_read(SflCasLeaseCoordinator *self, SflLeaseCal
 	}
 	sfl_cas_lease_coordinator_observe(priv, doc);
 	priv->claim_epoch = 0;
+	if (priv->watching) {
+		/* absent, released or stale: its assignee claims it, never a watcher */
+		sfl_cas_lease_coordinator_schedule(self, priv->renew_usec,
+						   sfl_cas_lease_coordinator_acquire_cb);
+		return;
+	}
 	if (doc != NULL) {
 		if (!sfl_cas_lease_coordinator_claimable(priv, doc, &wait_usec)) {
 			CAS_LOG(priv, G_LOG_LEVEL_DEBUG,
@@ -508,26 +527,21 @@ sfl_cas_lease_coordinator_start(SflCoordinator *coordinator)
 
 	sfl_lease_chain_restart(&priv->chain);
 	priv->last_read_ours = FALSE;
+	priv->release_on_answer = FALSE;
 	sfl_cas_lease_coordinator_schedule(self, 0, sfl_cas_lease_coordinator_acquire_cb);
 }
 
+/* gives the version in priv->doc back (holder ""); the chain is then left to run on its own */
 static void
-sfl_cas_lease_coordinator_stop(SflCoordinator *coordinator)
+sfl_cas_lease_coordinator_give_back(SflCasLeaseCoordinator *self)
 {
-	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(coordinator);
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
 	SflCasLeaseBackendInterface *iface = sfl_cas_lease_coordinator_iface(priv);
-	g_autoptr(SflCasLeaseDoc) release = NULL;
-	/* hand over early only when provably ours: nothing in flight, our last write still fresh */
-	gboolean ours = sfl_coordinator_is_leader(coordinator) && priv->last_read_ours &&
-			priv->chain.pending == 0 && priv->doc != NULL &&
-			sfl_lease_renew_fresh(&priv->renew, priv->last_ok);
+	/* an unheld lease is claimable at once; the epoch stays so the successor bumps it */
+	g_autoptr(SflCasLeaseDoc) release =
+		sfl_cas_lease_coordinator_ours(priv, "", priv->doc->tenure, priv->epoch);
 
 	sfl_lease_chain_restart(&priv->chain);
-	if (!ours)
-		return;
-	/* an unheld lease is claimable at once; the epoch stays so the successor bumps it */
-	release = sfl_cas_lease_coordinator_ours(priv, "", priv->doc->tenure, priv->epoch);
 	/* on the new chain, which is then left to run: the run ends without waiting for it */
 	if (iface->release_async != NULL) {
 		iface->release_async(priv->backend, release, priv->doc->version,
@@ -540,6 +554,73 @@ sfl_cas_lease_coordinator_stop(SflCoordinator *coordinator)
 	sfl_lease_chain_detach(&priv->chain);
 }
 
+/*
+ * The answer to the renewal a stop found in flight. Without waiting for it a handover decided
+ * while a renewal was out (membership rounds and renewals run in phase, so that is common)
+ * left the lease to expire, and its successor waited a full ttl.
+ */
+static void
+sfl_cas_lease_coordinator_release_answered(SflCasLeaseCoordinator *self, SflLeaseCall *call,
+					   const SflCasLeaseDoc *doc)
+{
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	gboolean ours = FALSE;
+
+	priv->release_on_answer = FALSE;
+	/* a renewal that landed, or a read finding our own tenure: that version is ours */
+	if (doc != NULL && call->step == (GCallback)sfl_cas_lease_coordinator_hold_written)
+		ours = TRUE;
+	else if (doc != NULL && call->step == (GCallback)sfl_cas_lease_coordinator_hold_read)
+		ours = g_strcmp0(doc->holder, priv->holder) == 0 &&
+		       (doc->epoch < 0 || (guint64)doc->epoch <= priv->epoch);
+	if (!ours) {
+		sfl_lease_chain_restart(&priv->chain);
+		CAS_LOG(priv, G_LOG_LEVEL_DEBUG,
+			"the renewal of the %s in flight at the stop did not confirm it; it goes "
+			"stale on its own",
+			sfl_cas_lease_coordinator_name(priv));
+		return;
+	}
+	sfl_cas_lease_coordinator_observe(priv, doc);
+	sfl_cas_lease_coordinator_give_back(self);
+}
+
+static void
+sfl_cas_lease_coordinator_stop(SflCoordinator *coordinator)
+{
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(coordinator);
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	/* hand over early only when provably ours: our last write still fresh */
+	gboolean ours = sfl_coordinator_is_leader(coordinator) && priv->last_read_ours &&
+			priv->doc != NULL && sfl_lease_renew_fresh(&priv->renew, priv->last_ok);
+
+	/* a leader's chain waits on its timer or on one renewal: the answer decides */
+	if (ours && priv->chain.timer == NULL) {
+		priv->release_on_answer = TRUE;
+		return;
+	}
+	if (!ours) {
+		sfl_lease_chain_restart(&priv->chain);
+		return;
+	}
+	sfl_cas_lease_coordinator_give_back(self);
+}
+
+static gboolean
+sfl_cas_lease_coordinator_set_watching(SflCoordinator *coordinator, gboolean watching)
+{
+	SflCasLeaseCoordinator *self = SFL_CAS_LEASE_COORDINATOR(coordinator);
+	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
+	gboolean claim_now = priv->watching && !watching;
+
+	priv->watching = watching;
+	/* a standby waiting on its timer looks again at once; a read in flight decides itself */
+	if (claim_now && !sfl_coordinator_is_leader(coordinator) && priv->chain.timer != NULL &&
+	    priv->chain.cancellable != NULL)
+		sfl_cas_lease_coordinator_schedule(self, 0, sfl_cas_lease_coordinator_acquire_cb);
+	return TRUE;
+}
+
 static void
 sfl_cas_lease_coordinator_demote(SflCoordinator *coordinator)
 {
@@ -549,6 +630,7 @@ sfl_cas_lease_coordinator_demote(SflCoordinator *coordinator)
 	sfl_lease_chain_log_demoted(&priv->chain, priv->epoch);
 	sfl_lease_chain_restart(&priv->chain);
 	priv->last_read_ours = FALSE;
+	priv->release_on_answer = FALSE;
 	sfl_cas_lease_coordinator_back_off(self);
 }
 
@@ -604,6 +686,7 @@ sfl_cas_lease_coordinator_class_init(SflCasLeaseCoordinatorClass *klass)
 	coordinator_class->start = sfl_cas_lease_coordinator_start;
 	coordinator_class->stop = sfl_cas_lease_coordinator_stop;
 	coordinator_class->demote = sfl_cas_lease_coordinator_demote;
+	coordinator_class->set_watching = sfl_cas_lease_coordinator_set_watching;
 	coordinator_class->check_fence = sfl_cas_lease_coordinator_check_fence;
 	coordinator_class->get_epoch = sfl_cas_lease_coordinator_get_epoch;
 	coordinator_class->get_holder = sfl_cas_lease_coordinator_get_holder;

@@ -165,6 +165,28 @@ sfl_coordinator_get_holder(SflCoordinator *self)
 }
 
 /**
+ * sfl_coordinator_set_watching:
+ * @self: a coordinator, running or not
+ * @watching: %TRUE to observe the lease without ever claiming it
+ *
+ * A watching contest reads the lease as a standby does, so the staleness of its holder is
+ * already being timed when this replica is told to take it over (sfl_coordinator_set_watching()
+ * with %FALSE): the takeover then waits for the rest of the holder's ttl, not a whole ttl from
+ * the moment it was assigned. One already leading is not affected.
+ *
+ * Returns: %FALSE when @self cannot watch (it would claim as usual): a caller that wanted it
+ *   to watch should not run it
+ */
+gboolean
+sfl_coordinator_set_watching(SflCoordinator *self, gboolean watching)
+{
+	SflCoordinatorClass *klass = SFL_COORDINATOR_GET_CLASS(self);
+
+	g_return_val_if_fail(SFL_IS_COORDINATOR(self), FALSE);
+	return klass->set_watching != NULL && klass->set_watching(self, watching);
+}
+
+/**
  * sfl_coordinator_demote:
  * @self: a coordinator
  *

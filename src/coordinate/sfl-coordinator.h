@@ -58,8 +58,10 @@ struct _SflCoordinatorClass {
 	const gchar *(*get_holder)(SflCoordinator *self);
 	/* stop leading now and contest again; the base class reports lost */
 	void (*demote)(SflCoordinator *self);
+	/* contest by observing only (never claim), or claim again; FALSE: it cannot watch */
+	gboolean (*set_watching)(SflCoordinator *self, gboolean watching);
 
-	gpointer padding[8];
+	gpointer padding[7];
 };
 
 void
@@ -72,6 +74,7 @@ gboolean sfl_coordinator_check_fence(SflCoordinator *self);
 guint64 sfl_coordinator_get_epoch(SflCoordinator *self);
 const gchar *sfl_coordinator_get_holder(SflCoordinator *self);
 gboolean sfl_coordinator_is_leader(SflCoordinator *self);
+gboolean sfl_coordinator_set_watching(SflCoordinator *self, gboolean watching);
 void sfl_coordinator_demote(SflCoordinator *self);
 
 void sfl_coordinator_set_epoch_floor(SflCoordinator *self, SflEpochFloorFunc func,

@@ -97,13 +97,13 @@ sfl_object_lease_backend_get_cb(GObject *source, GAsyncResult *result, gpointer 
 	g_autoptr(GError) error = NULL;
 	g_autoptr(SflObject) object = sfl_object_client_get_finish(self->client, result, &error);
 
-	sfl_object_lease_backend_done(self);
-	if (object == NULL) {
+	if (object == NULL)
 		g_task_return_error(task, g_steal_pointer(&error));
-		return;
-	}
-	g_task_return_pointer(task, sfl_object_lease_backend_parse(self, object),
-			      (GDestroyNotify)sfl_cas_lease_doc_free);
+	else
+		g_task_return_pointer(task, sfl_object_lease_backend_parse(self, object),
+				      (GDestroyNotify)sfl_cas_lease_doc_free);
+	/* after the answer: a release the engine sends from it still finds the client open */
+	sfl_object_lease_backend_done(self);
 }
 
 static void
@@ -132,16 +132,17 @@ sfl_object_lease_backend_put_cb(GObject *source, GAsyncResult *result, gpointer 
 	g_autofree gchar *version = sfl_object_client_put_finish(self->client, result, &error);
 	SflCasLeaseDoc *stored;
 
-	sfl_object_lease_backend_done(self);
 	if (version == NULL) {
 		g_task_return_error(task, g_steal_pointer(&error));
-		return;
+	} else {
+		/* what we wrote, with the version from the response, not a re-read */
+		stored = sfl_cas_lease_doc_copy(g_task_get_task_data(task));
+		g_free(stored->version);
+		stored->version = g_steal_pointer(&version);
+		g_task_return_pointer(task, stored, (GDestroyNotify)sfl_cas_lease_doc_free);
 	}
-	/* what we wrote, with the version from the response, not a re-read */
-	stored = sfl_cas_lease_doc_copy(g_task_get_task_data(task));
-	g_free(stored->version);
-	stored->version = g_steal_pointer(&version);
-	g_task_return_pointer(task, stored, (GDestroyNotify)sfl_cas_lease_doc_free);
+	/* after the answer: a release the engine sends from it still finds the client open */
+	sfl_object_lease_backend_done(self);
 }
 
 /* the store's conflict and missing-object errors are already the engine's (sfl-object-client.h) */

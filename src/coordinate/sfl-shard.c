@@ -54,42 +54,48 @@ sfl_shard_pair_cmp(gconstpointer a, gconstpointer b, gpointer user_data)
 	return strcmp(members[x->member], members[y->member]);
 }
 
-gint *
-sfl_shard_assign(const gchar *const *units, guint n_units, const gchar *const *members,
-		 guint n_members)
+/* every (unit, member) pair by score, best first: the order every replica fills units in */
+static SflShardPair *
+sfl_shard_pairs(const gchar *const *units, guint n_units, const gchar *const *members,
+		guint n_members)
 {
-	gint *owner = g_new(gint, MAX(n_units, 1));
-	g_autofree SflShardPair *pairs = NULL;
-	g_autofree guint *owned = NULL;
+	SflShardPair *pairs = g_new(SflShardPair, MAX((gsize)n_units * n_members, 1));
 	const gchar *const *const ctx[] = { units, members };
-	guint floor_share = 0;
-	guint extra = 0; /* members that may still own ⌈U/N⌉ */
-	guint left = n_units;
 
-	for (guint u = 0; u < n_units; u++)
-		owner[u] = -1;
-	if (n_members == 0 || n_units == 0)
-		return owner;
-	floor_share = n_units / n_members;
-	extra = n_units % n_members;
-	pairs = g_new(SflShardPair, (gsize)n_units * n_members);
-	owned = g_new0(guint, n_members);
 	for (guint u = 0; u < n_units; u++)
 		for (guint m = 0; m < n_members; m++)
 			pairs[(gsize)u * n_members + m] =
 				(SflShardPair){ sfl_shard_score(members[m], units[u]), u, m };
 	g_qsort_with_data(pairs, (gint)((gsize)n_units * n_members), sizeof(SflShardPair),
 			  sfl_shard_pair_cmp, (gpointer)ctx);
-	/*
-	 * Each unit goes to the best-scoring member that still has room. Room is ⌊U/N⌋, plus one
-	 * for the first U mod N members to get there: the totals come out exact whatever order
-	 * the scores fill them in.
-	 */
+	return pairs;
+}
+
+/*
+ * Each unit goes to the best-scoring member that still has room. Room is ⌊U/N⌋, plus one for
+ * the first U mod N members to get there: the totals come out exact whatever order the scores
+ * fill them in. @skip (or -1) is a member left out, as if it had gone; N counts the others.
+ */
+static void
+sfl_shard_fill(const SflShardPair *pairs, guint n_units, guint n_members, gint skip, gint *owner)
+{
+	g_autofree guint *owned = g_new0(guint, MAX(n_members, 1));
+	guint n_live = skip >= 0 ? n_members - 1 : n_members;
+	guint floor_share = 0;
+	guint extra = 0; /* members that may still own ⌈U/N⌉ */
+	guint left = n_units;
+
+	for (guint u = 0; u < n_units; u++)
+		owner[u] = -1;
+	if (n_live == 0 || n_units == 0)
+		return;
+	floor_share = n_units / n_live;
+	extra = n_units % n_live;
 	for (gsize i = 0; left > 0 && i < (gsize)n_units * n_members; i++) {
 		const SflShardPair *p = &pairs[i];
 		guint room = floor_share + (extra > 0 ? 1 : 0);
 
-		if (owner[p->unit] >= 0 || owned[p->member] >= room)
+		if ((gint)p->member == skip || owner[p->unit] >= 0 || owned[p->member] >= room)
 			continue;
 		owner[p->unit] = (gint)p->member;
 		owned[p->member]++;
@@ -97,5 +103,53 @@ sfl_shard_assign(const gchar *const *units, guint n_units, const gchar *const *m
 		if (owned[p->member] == floor_share + 1)
 			extra--;
 	}
+}
+
+gint *
+sfl_shard_assign(const gchar *const *units, guint n_units, const gchar *const *members,
+		 guint n_members)
+{
+	gint *owner = g_new(gint, MAX(n_units, 1));
+	g_autofree SflShardPair *pairs = NULL;
+
+	if (n_members == 0 || n_units == 0) {
+		for (guint u = 0; u < n_units; u++)
+			owner[u] = -1;
+		return owner;
+	}
+	pairs = sfl_shard_pairs(units, n_units, members, n_members);
+	sfl_shard_fill(pairs, n_units, n_members, -1, owner);
 	return owner;
+}
+
+/*
+ * Which units @me would take over if their owner left: for every other member, the assignment
+ * of the rest (what sfl_shard_assign() gives without it), from one scoring and sort. A replica
+ * watches these units' leases so that a takeover after a crash does not start timing the dead
+ * owner's lease only once the member list dropped it.
+ */
+gboolean *
+sfl_shard_successors(const gchar *const *units, guint n_units, const gchar *const *members,
+		     guint n_members, guint me)
+{
+	gboolean *watch = g_new0(gboolean, MAX(n_units, 1));
+	g_autofree SflShardPair *pairs = NULL;
+	g_autofree gint *owner = NULL;
+	g_autofree gint *next = NULL;
+
+	if (n_members < 2 || n_units == 0 || me >= n_members)
+		return watch;
+	pairs = sfl_shard_pairs(units, n_units, members, n_members);
+	owner = g_new(gint, n_units);
+	next = g_new(gint, n_units);
+	sfl_shard_fill(pairs, n_units, n_members, -1, owner);
+	for (guint gone = 0; gone < n_members; gone++) {
+		if (gone == me)
+			continue;
+		sfl_shard_fill(pairs, n_units, n_members, (gint)gone, next);
+		for (guint u = 0; u < n_units; u++)
+			if (owner[u] == (gint)gone && next[u] == (gint)me)
+				watch[u] = TRUE;
+	}
+	return watch;
 }

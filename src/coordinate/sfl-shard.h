@@ -27,5 +27,12 @@ guint64 sfl_shard_score(const gchar *member, const gchar *unit);
  */
 gint *sfl_shard_assign(const gchar *const *units, guint n_units, const gchar *const *members,
 		       guint n_members) G_GNUC_WARN_UNUSED_RESULT;
+/*
+ * For each of @units, whether @members[@me] owns it once its owner (another member) has gone:
+ * an array of @n_units booleans (transfer full, g_free), all FALSE with fewer than two members.
+ */
+gboolean *
+sfl_shard_successors(const gchar *const *units, guint n_units, const gchar *const *members,
+		     guint n_members, guint me) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -25,6 +25,7 @@ typedef struct {
 	gchar *name;
 	SflUnitState state;
 	gboolean wanted; /* assigned here by the last member list */
+	gboolean watch;	 /* not assigned here, but would be if its owner left */
 	SflCoordinator *lease;
 	GCancellable *cancellable;
 } SflUnit;
@@ -60,6 +61,7 @@ sfl_unit_unref(SflUnit *unit)
 }
 
 static void sfl_shards_contest(SflUnit *unit);
+static void sfl_shards_hand_over(SflUnit *unit);
 
 static void
 sfl_shards_acquired_cb(SflCoordinator *lease, gpointer user_data)
@@ -75,6 +77,9 @@ sfl_shards_acquired_cb(SflCoordinator *lease, gpointer user_data)
 	if (self->hooks.acquired != NULL)
 		self->hooks.acquired(self, unit->name, sfl_coordinator_get_epoch(lease),
 				     self->user_data);
+	/* won by a claim already out when it was assigned away: the owner gets it back */
+	if (!unit->wanted && unit->state == SFL_UNIT_LEADING)
+		sfl_shards_hand_over(unit);
 }
 
 static void
@@ -117,13 +122,26 @@ sfl_shards_run_done_cb(GObject *source, GAsyncResult *result, gpointer user_data
 	g_clear_object(&unit->lease);
 	g_clear_object(&unit->cancellable);
 	unit->state = SFL_UNIT_IDLE;
-	/* assigned back while it was being handed over: contest it again */
-	if (unit->shards != NULL && unit->wanted && !unit->shards->stopping)
+	/* assigned back (or to be watched) while it was being handed over: contest it again */
+	if (unit->shards != NULL && (unit->wanted || unit->watch) && !unit->shards->stopping)
 		sfl_shards_contest(unit);
 	else if (unit->shards != NULL && unit->shards->stopped_func != NULL &&
 		 sfl_shards_is_stopped(unit->shards))
 		unit->shards->stopped_func(unit->shards, unit->shards->stopped_data);
 	sfl_unit_unref(unit);
+}
+
+static void
+sfl_shards_hand_over(SflUnit *unit)
+{
+	SflShards *self = unit->shards;
+
+	unit->state = SFL_UNIT_RELEASING;
+	g_message("shards: handing %s over", unit->name);
+	if (self->hooks.release != NULL)
+		self->hooks.release(self, unit->name, self->user_data);
+	else
+		sfl_shards_cancel(unit);
 }
 
 static void
@@ -134,6 +152,13 @@ sfl_shards_contest(SflUnit *unit)
 	unit->lease = self->lease_func(unit->name, self->lease_data);
 	/* the factory said why; the next member list tries again */
 	if (unit->lease == NULL) {
+		unit->state = SFL_UNIT_IDLE;
+		return;
+	}
+	/* a lease that cannot be watched without claiming it (file_lease times it by its
+	 * expiry anyway) is left alone until assigned here */
+	if (!sfl_coordinator_set_watching(unit->lease, !unit->wanted) && !unit->wanted) {
+		g_clear_object(&unit->lease);
 		unit->state = SFL_UNIT_IDLE;
 		return;
 	}
@@ -171,6 +196,7 @@ sfl_shards_set_members(SflShards *self, const GPtrArray *live)
 {
 	g_autofree const gchar **names = g_new0(const gchar *, self->units->len + 1);
 	g_autofree gint *owner = NULL;
+	g_autofree gboolean *watch = NULL;
 	gint me = -1;
 
 	if (self->stopping)
@@ -182,29 +208,35 @@ sfl_shards_set_members(SflShards *self, const GPtrArray *live)
 			me = (gint)m;
 	owner = sfl_shard_assign(names, self->units->len, (const gchar *const *)live->pdata,
 				 live->len);
+	/*
+	 * The units this replica takes over if their owner leaves: their leases are read as a
+	 * standby reads them, so a crash is covered within ttl + renew_interval of the last
+	 * renewal, not members_ttl + ttl (the staleness timed only once the list dropped it).
+	 */
+	if (me >= 0)
+		watch = sfl_shard_successors(names, self->units->len,
+					     (const gchar *const *)live->pdata, live->len,
+					     (guint)me);
 	for (guint u = 0; u < self->units->len; u++) {
 		SflUnit *unit = self->units->pdata[u];
 
 		/* not a member in its own view: this replica hands everything back */
 		unit->wanted = me >= 0 && owner[u] == me;
+		unit->watch = !unit->wanted && watch != NULL && watch[u];
 		switch (unit->state) {
 		case SFL_UNIT_IDLE:
-			if (unit->wanted)
+			if (unit->wanted || unit->watch)
 				sfl_shards_contest(unit);
 			break;
 		case SFL_UNIT_CONTESTING:
-			if (!unit->wanted)
+			if ((!unit->wanted && !unit->watch) ||
+			    (!sfl_coordinator_set_watching(unit->lease, !unit->wanted) &&
+			     !unit->wanted))
 				sfl_shards_cancel(unit);
 			break;
 		case SFL_UNIT_LEADING:
-			if (!unit->wanted) {
-				unit->state = SFL_UNIT_RELEASING;
-				g_message("shards: handing %s over", unit->name);
-				if (self->hooks.release != NULL)
-					self->hooks.release(self, unit->name, self->user_data);
-				else
-					sfl_shards_cancel(unit);
-			}
+			if (!unit->wanted)
+				sfl_shards_hand_over(unit);
 			break;
 		case SFL_UNIT_RELEASING:
 		case SFL_UNIT_STOPPING:
@@ -306,6 +338,7 @@ sfl_shards_stop(SflShards *self)
 		SflUnit *unit = self->units->pdata[u];
 
 		unit->wanted = FALSE;
+		unit->watch = FALSE;
 		if (unit->state != SFL_UNIT_IDLE && unit->state != SFL_UNIT_STOPPING)
 			sfl_shards_cancel(unit);
 	}

@@ -70,6 +70,7 @@ struct _FakeBucket {
 	guint closes;
 	SflClock *clock;
 	gint64 slow_fail_write; /* the next write fails after this much fake time */
+	gint64 slow_write;	/* the next write lands at once, its answer comes this much later */
 };
 
 G_DEFINE_TYPE(FakeBucket, fake_bucket, SFL_TYPE_OBJECT_CLIENT)
@@ -132,6 +133,15 @@ fake_bucket_slow_fail_cb(gpointer user_data)
 	return G_SOURCE_REMOVE;
 }
 
+static gboolean
+fake_bucket_slow_answer_cb(gpointer user_data)
+{
+	GTask *task = user_data;
+
+	g_task_return_pointer(task, g_strdup(g_task_get_task_data(task)), g_free);
+	return G_SOURCE_REMOVE;
+}
+
 static void
 fake_bucket_put_async(SflObjectClient *client, const gchar *key, GBytes *data,
 		      SflObjectCondition condition, const gchar *version, GCancellable *cancellable,
@@ -183,6 +193,17 @@ fake_bucket_put_async(SflObjectClient *client, const gchar *key, GBytes *data,
 	w.landed = TRUE;
 	g_array_append_val(self->writes, w);
 	bucket_store(self, data);
+	if (self->slow_write > 0) {
+		GSource *source = sfl_clock_timeout_source_new(self->clock, self->slow_write);
+
+		self->slow_write = 0;
+		g_task_set_task_data(task, g_strdup(self->version), g_free);
+		g_source_set_callback(source, fake_bucket_slow_answer_cb, g_steal_pointer(&task),
+				      g_object_unref);
+		g_source_attach(source, NULL);
+		g_source_unref(source);
+		return;
+	}
 	g_task_return_pointer(task, g_strdup(self->version), g_free);
 }
 
@@ -709,6 +730,66 @@ test_stop_release_fails(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->bucket->closes, ==, 1);
 }
 
+/*
+ * A stop while a renewal is out: the release waits for its answer and gives back the version
+ * it returned. Skipping it left the lease to expire, and the successor waited a full ttl;
+ * sharded handovers, decided by membership rounds in phase with the renewals, hit that often.
+ */
+static void
+test_stop_during_renewal_releases(Fixture *f, gconstpointer user_data)
+{
+	g_autofree gchar *holder = NULL;
+	guint64 epoch = 0;
+	guint writes = 0;
+
+	start_leading(f);
+	writes = f->bucket->writes->len;
+	f->bucket->slow_write = SEC;
+	advance(f, RENEW + STEP);
+	g_assert_cmpuint(f->bucket->writes->len, ==, writes + 1);
+	writes = f->bucket->writes->len;
+	g_assert_true(last_write(f->bucket)->landed);
+	g_assert_cmpstr(last_write(f->bucket)->holder, ==, ME);
+	replica_stop(f, &f->me);
+	g_assert_false(leads(&f->me));
+	/* nothing more is written until the renewal is answered */
+	g_assert_cmpuint(f->bucket->writes->len, ==, writes);
+	advance_until(f, f->bucket->writes->len > writes, 2 * SEC);
+	/* the release is a compare-and-swap on the version the renewal returned */
+	g_assert_true(last_write(f->bucket)->landed);
+	g_assert_cmpstr(last_write(f->bucket)->holder, ==, "");
+	holder = stored_holder(f->bucket, &epoch);
+	g_assert_cmpstr(holder, ==, "");
+	g_assert_cmpuint(epoch, ==, 1);
+	drain(f);
+	g_assert_cmpuint(f->bucket->closes, ==, 1);
+	/* claimable at once: the successor takes it well inside one ttl */
+	replica_start(f, &f->other, OTHER);
+	advance_until(f, leads(&f->other), SEC);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->other.coord), ==, 2);
+}
+
+/* the renewal out at the stop was refused: nothing is ours to give back */
+static void
+test_stop_during_failed_renewal_keeps(Fixture *f, gconstpointer user_data)
+{
+	g_autofree gchar *holder = NULL;
+	guint writes = 0;
+
+	start_leading(f);
+	writes = f->bucket->writes->len;
+	f->bucket->slow_fail_write = SEC;
+	advance(f, RENEW + STEP);
+	g_assert_cmpuint(f->bucket->writes->len, ==, writes + 1);
+	writes = f->bucket->writes->len;
+	replica_stop(f, &f->me);
+	advance(f, 2 * SEC);
+	g_assert_cmpuint(f->bucket->writes->len, ==, writes);
+	holder = stored_holder(f->bucket, NULL);
+	g_assert_cmpstr(holder, ==, ME);
+	g_assert_cmpuint(f->bucket->closes, ==, 1);
+}
+
 static void
 test_renew_slow_write_cap(Fixture *f, gconstpointer user_data)
 {
@@ -883,6 +964,8 @@ main(int argc, char **argv)
 	ADD("stop/releases-and-closes", test_stop_releases_and_closes);
 	ADD("stop/after-errors-closes", test_stop_after_errors_closes);
 	ADD("stop/release-fails", test_stop_release_fails);
+	ADD("stop/during-renewal-releases", test_stop_during_renewal_releases);
+	ADD("stop/during-failed-renewal-keeps", test_stop_during_failed_renewal_keeps);
 	sfl_test_coord_contract_add(&contract);
 	g_test_add_func("/sfl/object-lease/config", test_config);
 	return g_test_run();

@@ -163,6 +163,58 @@ test_join_leave_moves_little(void)
 	g_assert_cmpuint(moves, <=, 2 * ideal);
 }
 
+/*
+ * The units a member takes over when another leaves, from one sort, against the assignment
+ * of the rest computed afresh for every member that could leave; and every unit of a leaver
+ * has exactly one successor.
+ */
+static void
+test_successors(void)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(2626);
+
+	for (guint trial = 0; trial < 60; trial++) {
+		guint n_units = (guint)g_rand_int_range(rand, 0, 90);
+		guint n_members = (guint)g_rand_int_range(rand, 1, 9);
+		g_autofree gchar *prefix = g_strdup_printf("org%u:objects:", trial);
+		g_autoptr(GPtrArray) units = names(prefix, 0, n_units);
+		g_autoptr(GPtrArray) members = names("replica-", trial * 3, n_members);
+		g_autofree gint *owner =
+			sfl_shard_assign((const gchar *const *)units->pdata, n_units,
+					 (const gchar *const *)members->pdata, n_members);
+		g_autofree guint *successors = g_new0(guint, MAX(n_units, 1));
+
+		for (guint me = 0; me < n_members; me++) {
+			g_autofree gboolean *watch = sfl_shard_successors(
+				(const gchar *const *)units->pdata, n_units,
+				(const gchar *const *)members->pdata, n_members, me);
+
+			for (guint u = 0; u < n_units; u++) {
+				g_autoptr(GPtrArray) rest = g_ptr_array_new();
+				g_autofree gint *next = NULL;
+				gboolean expect = FALSE;
+
+				if (watch[u])
+					successors[u]++;
+				if (owner[u] == (gint)me || n_members < 2) {
+					g_assert_false(watch[u]);
+					continue;
+				}
+				for (guint m = 0; m < n_members; m++)
+					if ((gint)m != owner[u])
+						g_ptr_array_add(rest, members->pdata[m]);
+				next = sfl_shard_assign((const gchar *const *)units->pdata, n_units,
+							(const gchar *const *)rest->pdata,
+							rest->len);
+				expect = g_str_equal(rest->pdata[next[u]], members->pdata[me]);
+				g_assert_cmpint(watch[u], ==, expect);
+			}
+		}
+		for (guint u = 0; u < n_units; u++)
+			g_assert_cmpuint(successors[u], ==, n_members >= 2 ? 1 : 0);
+	}
+}
+
 /* --- membership: who is live, from records read on this replica's clock --------------- */
 
 #define TTL (3 * G_USEC_PER_SEC)
@@ -282,6 +334,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/shard/balanced", test_balanced);
 	g_test_add_func("/sfl/shard/no-members", test_no_members);
 	g_test_add_func("/sfl/shard/join-leave-moves-little", test_join_leave_moves_little);
+	g_test_add_func("/sfl/shard/successors", test_successors);
 	g_test_add_func("/sfl/shard/view/ages-out", test_view_ages_out);
 	g_test_add_func("/sfl/shard/view/cannot-tell-is-not-gone",
 			test_view_cannot_tell_is_not_gone);

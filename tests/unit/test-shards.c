@@ -24,6 +24,7 @@ typedef struct {
 	GHashTable *holder; /* unit -> holder */
 	GHashTable *epoch;  /* unit -> last epoch handed out */
 	GPtrArray *waiting; /* FakeLease, contesting */
+	gboolean watchable; /* the leases can watch without claiming (the CAS leases can) */
 } FakeTable;
 
 static FakeTable table;
@@ -37,6 +38,7 @@ struct _FakeLease {
 	gchar *holder;
 	guint64 epoch;
 	gboolean running;
+	gboolean watching; /* contesting without ever claiming */
 };
 
 G_DEFINE_TYPE(FakeLease, fake_lease, SFL_TYPE_COORDINATOR)
@@ -46,7 +48,7 @@ fake_lease_try(FakeLease *self)
 {
 	const gchar *held = g_hash_table_lookup(table.holder, self->unit);
 
-	if (!self->running || held != NULL)
+	if (!self->running || self->watching || held != NULL)
 		return;
 	g_hash_table_insert(table.holder, g_strdup(self->unit), g_strdup(self->holder));
 	self->epoch = GPOINTER_TO_UINT(g_hash_table_lookup(table.epoch, self->unit)) + 1;
@@ -95,6 +97,20 @@ fake_lease_stop(SflCoordinator *coord)
 	}
 }
 
+static gboolean
+fake_lease_set_watching(SflCoordinator *coord, gboolean watching)
+{
+	FakeLease *self = FAKE_LEASE(coord);
+
+	if (!table.watchable)
+		return FALSE;
+	self->watching = watching;
+	if (!watching && self->running)
+		g_idle_add_full(G_PRIORITY_DEFAULT, fake_lease_try_cb, g_object_ref(self),
+				g_object_unref);
+	return TRUE;
+}
+
 static guint64
 fake_lease_get_epoch(SflCoordinator *coord)
 {
@@ -120,6 +136,7 @@ fake_lease_class_init(FakeLeaseClass *klass)
 	coord_class->start = fake_lease_start;
 	coord_class->stop = fake_lease_stop;
 	coord_class->get_epoch = fake_lease_get_epoch;
+	coord_class->set_watching = fake_lease_set_watching;
 }
 
 static void
@@ -280,6 +297,7 @@ table_setup(void)
 	table.holder = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	table.epoch = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	table.waiting = g_ptr_array_new();
+	table.watchable = FALSE;
 	leader_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	violations = 0;
 }
@@ -369,14 +387,28 @@ test_handover_waits_for_drain(void)
 	replicas_stop(rs, 2);
 }
 
+/* @r's work ends with it and its leases expire (here: freed in the table) */
+static void
+crash(Replica *r)
+{
+	GHashTableIter it;
+	gpointer unit = NULL;
+	gpointer holder = NULL;
+
+	g_hash_table_iter_init(&it, r->working);
+	while (g_hash_table_iter_next(&it, &unit, NULL))
+		g_hash_table_remove(leader_of, unit);
+	g_hash_table_iter_init(&it, table.holder);
+	while (g_hash_table_iter_next(&it, &unit, &holder))
+		if (g_str_equal(holder, r->holder))
+			g_hash_table_iter_remove(&it);
+}
+
 /* a crashed replica's leases go stale (here: freed in the table); the survivors take its units */
 static void
 test_crash(void)
 {
 	Replica *rs[3];
-	GHashTableIter it;
-	gpointer unit = NULL;
-	gpointer holder = NULL;
 
 	table_setup();
 	rs[0] = replica_new("replica-a");
@@ -384,16 +416,82 @@ test_crash(void)
 	rs[2] = replica_new("replica-c");
 	members(rs, 3);
 	/* c dies: its work stops with it and its leases expire; its object is gone */
-	g_hash_table_iter_init(&it, rs[2]->working);
-	while (g_hash_table_iter_next(&it, &unit, NULL))
-		g_hash_table_remove(leader_of, unit);
-	g_hash_table_iter_init(&it, table.holder);
-	while (g_hash_table_iter_next(&it, &unit, &holder))
-		if (g_str_equal(holder, "replica-c"))
-			g_hash_table_iter_remove(&it);
+	crash(rs[2]);
 	replica_free(rs[2]);
 	members(rs, 2);
 	assert_covered_and_balanced(rs, 2);
+	replicas_stop(rs, 2);
+}
+
+/* the watching contest of a unit, if any; at most one replica watches it */
+static FakeLease *
+watcher_of(const gchar *unit)
+{
+	FakeLease *found = NULL;
+
+	for (guint i = 0; i < table.waiting->len; i++) {
+		FakeLease *lease = table.waiting->pdata[i];
+
+		if (!lease->watching || !g_str_equal(lease->unit, unit))
+			continue;
+		g_assert_null(found);
+		found = lease;
+	}
+	return found;
+}
+
+/*
+ * With leases that can watch, every unit's successor (who takes it if its owner leaves)
+ * watches it without claiming; after a crash the very contests that watched take the dead
+ * member's units over, no new contest started after the member list changed.
+ */
+static void
+test_successors_watch(void)
+{
+	Replica *rs[3];
+	g_autoptr(GPtrArray) live = g_ptr_array_new();
+	g_autoptr(GPtrArray) takers = g_ptr_array_new_with_free_func(g_object_unref);
+
+	table_setup();
+	table.watchable = TRUE;
+	rs[0] = replica_new("replica-a");
+	rs[1] = replica_new("replica-b");
+	rs[2] = replica_new("replica-c");
+	members(rs, 3);
+	assert_covered_and_balanced(rs, 3);
+	for (guint i = 0; i < 3; i++)
+		g_ptr_array_add(live, rs[i]->holder);
+	for (guint i = 0; i < 3; i++) {
+		g_autofree gboolean *succ = sfl_shard_successors(
+			unit_names, N_UNITS, (const gchar *const *)live->pdata, 3, i);
+
+		for (guint u = 0; u < N_UNITS; u++) {
+			FakeLease *w = watcher_of(unit_names[u]);
+			const gchar *owner = g_hash_table_lookup(table.holder, unit_names[u]);
+
+			g_assert_nonnull(w);
+			/* watched, never claimed: the owner still holds it */
+			g_assert_cmpstr(owner, !=, w->holder);
+			g_assert_cmpint(succ[u], ==, g_str_equal(w->holder, rs[i]->holder));
+			if (i == 0 && g_str_equal(owner, "replica-c"))
+				g_ptr_array_add(takers, g_object_ref(w));
+		}
+	}
+	g_assert_cmpuint(takers->len, ==, N_UNITS / 3);
+
+	/* c dies: its leases expire */
+	crash(rs[2]);
+	fake_table_wake();
+	settle();
+	/* still not claimed: a watcher leaves a free lease to its assignee */
+	for (guint i = 0; i < takers->len; i++)
+		g_assert_false(sfl_coordinator_is_leader(takers->pdata[i]));
+	replica_free(rs[2]);
+	members(rs, 2);
+	assert_covered_and_balanced(rs, 2);
+	/* taken by the contests that watched them */
+	for (guint i = 0; i < takers->len; i++)
+		g_assert_true(sfl_coordinator_is_leader(takers->pdata[i]));
 	replicas_stop(rs, 2);
 }
 
@@ -426,5 +524,6 @@ main(int argc, char **argv)
 	g_test_add_func("/sfl/shards/handover-waits-for-drain", test_handover_waits_for_drain);
 	g_test_add_func("/sfl/shards/crash", test_crash);
 	g_test_add_func("/sfl/shards/not-a-member-releases-all", test_not_a_member_releases_all);
+	g_test_add_func("/sfl/shards/successors-watch", test_successors_watch);
 	return g_test_run();
 }
