@@ -6,9 +6,11 @@
 Chart.yaml and the values files are plain YAML and are parsed as they are. Templates are Go
 templates, not YAML: each is reduced to a YAML skeleton (control lines dropped, an included or
 toYaml'd block replaced by one placeholder key at its indentation, inline expressions by a
-placeholder scalar) and that skeleton must parse with python3-yaml. The checks then assert
-the chart's promises on the skeleton and the template text. A real render is the manual check
-in docs/deployment/kubernetes.md.
+placeholder scalar) and that skeleton must parse with python3-yaml. An `if` on a value the
+checks choose (SHARDED) keeps only the branch that value takes, so the default and the sharded
+Role are two skeletons; every other branch is kept whole. The checks then assert the chart's
+promises on the skeletons and the template text. A real render is the manual check in
+docs/deployment/kubernetes.md.
 
 usage: check_chart.py CHART_DIR        exit 0 on success, 77 when python3-yaml is missing
 """
@@ -26,6 +28,13 @@ except ImportError:
 CONTROL = re.compile(r"^\s*\{\{-?\s*(if|else|end|with|range|include \"sf2loki.validate\"|\$\w+\s*:=|/\*)")
 BLOCK = re.compile(r"^(\s*)\{\{-?\s*(include|toYaml)\b.*\|\s*nindent\s+(\d+)\s*-?\}\}\s*$")
 INLINE = re.compile(r"\{\{-?.*?-?\}\}")
+IF = re.compile(r"^\s*\{\{-?\s*if\s+(.*?)\s*-?\}\}\s*$")
+ELSE = re.compile(r"^\s*\{\{-?\s*else\b")
+END = re.compile(r"^\s*\{\{-?\s*end\s*-?\}\}")
+OPEN = re.compile(r"^\s*\{\{-?\s*(if|with|range)\b")
+
+# the value the Role's sharded branch reads (values.yaml: config.coordinate.sharding.enabled)
+SHARDED = ".Values.config.coordinate.sharding.enabled"
 
 failures = []
 
@@ -33,6 +42,30 @@ failures = []
 def check(cond, message):
     if not cond:
         failures.append(message)
+
+
+def choose(text, values):
+    """@text with each `if` on a key of @values cut to the branch that value takes."""
+    out = []
+    frames = []  # per open action: None (kept whole), else whether its lines are taken now
+    for line in text.splitlines():
+        if line.count("{{") != 1:  # no action, or one that also ends on this line: no frame
+            if all(f is not False for f in frames):
+                out.append(line)
+            continue
+        cond = IF.match(line)
+        if cond and cond.group(1) in values:
+            frames.append(bool(values[cond.group(1)]))
+        elif OPEN.match(line):
+            frames.append(None)
+        elif ELSE.match(line) and frames:
+            if frames[-1] is not None:
+                frames[-1] = not frames[-1]
+        elif END.match(line) and frames:
+            frames.pop()
+        elif all(f is not False for f in frames):
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def skeleton(text):
@@ -78,7 +111,8 @@ def main():
         if not name.endswith(".yaml"):
             continue
         try:
-            parsed = [d for d in yaml.safe_load_all(skeleton(text)) if d]
+            parsed = [d for d in yaml.safe_load_all(skeleton(choose(text, {SHARDED: False})))
+                      if d]
         except yaml.YAMLError as exc:
             failures.append(f"{name}: the skeleton does not parse: {exc}")
             continue
@@ -112,10 +146,13 @@ def main():
     rules = role["rules"]
     verbs = sorted(v for r in rules for v in r["verbs"])
     check(verbs == ["create", "get", "update"], f"Role verbs {verbs}")
+    check(all(r.get("resourceNames") == ["TEMPLATED"] for r in rules if "get" in r["verbs"]),
+          "unsharded, get/update are on the one Lease (ha.leaseName) only")
     check(all(r["apiGroups"] == ["coordination.k8s.io"] and r["resources"] == ["leases"]
               for r in rules), "Role is about leases only")
     check('eq (include "sf2loki.coordinator" .) "k8s_lease"' in role_text,
           "RBAC only with k8s_lease")
+    check_sharded_role(base, role_text)
 
     with open(os.path.join(tdir, "_helpers.tpl"), encoding="utf-8") as f:
         helpers = f.read()
@@ -126,6 +163,32 @@ def main():
     check(sa.get("automountServiceAccountToken") is False, "the SA does not automount")
     check_generated_config(chart, base, text, helpers)
     return report()
+
+
+def check_sharded_role(base, role_text):
+    """Sharded, the member store lists by label and deletes member Leases, and both the member
+    and the unit Leases are named at run time: get, update, list and delete with no
+    resourceNames, which could only ever name whole Leases."""
+    check(base["config"]["coordinate"]["sharding"]["enabled"] is False,
+          "values.yaml has config.coordinate.sharding.enabled, off by default")
+    check(f"if {SHARDED} " in role_text, f"the Role has no branch on {SHARDED}")
+    try:
+        docs = [d for d in yaml.safe_load_all(skeleton(choose(role_text, {SHARDED: True})))
+                if d]
+    except yaml.YAMLError as exc:
+        failures.append(f"role.yaml sharded: the skeleton does not parse: {exc}")
+        return
+    roles = [d for d in docs if d.get("kind") == "Role"]
+    check(len(roles) == 1, "sharded: one Role")
+    if not roles:
+        return
+    rules = roles[0]["rules"]
+    verbs = sorted(v for r in rules for v in r["verbs"])
+    check(verbs == ["create", "delete", "get", "list", "update"], f"sharded Role verbs {verbs}")
+    check(all("resourceNames" not in r for r in rules),
+          "sharded, no rule is limited to named Leases")
+    check(all(r["apiGroups"] == ["coordination.k8s.io"] and r["resources"] == ["leases"]
+              for r in rules), "sharded Role is about leases only")
 
 
 def check_generated_config(chart, base, deploy_text, helpers):
