@@ -61,7 +61,7 @@ test: $(TEST_BUILD_DIR)/.configured
 
 bench: build
 	$(MESON) compile -C $(BUILD_DIR) bench-config bench-sink-encode bench-pipeline bench-elf bench-metrics \
-		bench-avro bench-shard bench-deadletter
+		bench-avro bench-shard bench-shard-sim bench-deadletter
 	$(MESON) test -C $(BUILD_DIR) --benchmark --verbose
 
 # Pub/Sub end to end (bench/pubsub_e2e.py): simulators -> sf2loki run -> Loki simulator for

@@ -115,6 +115,32 @@ bench_run(gboolean plain)
 		(gdouble)spent / assignments / 1000.0);
 }
 
+/* what a member computes at each membership change to know which leases to watch */
+static void
+bench_successors(void)
+{
+	gint64 spent = 0;
+	guint64 watched = 0;
+
+	for (guint r = 0; r < BENCH_ROUNDS; r++) {
+		g_autofree gchar *prefix = g_strdup_printf("org%u:eventlogfile:Type", r);
+		g_autoptr(GPtrArray) units = bench_names(prefix, 0, BENCH_UNITS);
+		g_autoptr(GPtrArray) members = bench_names("replica-", r * 100, BENCH_MEMBERS);
+		gint64 t0 = g_get_monotonic_time();
+		g_autofree gboolean *watch = sfl_shard_successors(
+			(const gchar *const *)units->pdata, BENCH_UNITS,
+			(const gchar *const *)members->pdata, BENCH_MEMBERS, r % BENCH_MEMBERS);
+
+		spent += g_get_monotonic_time() - t0;
+		for (guint u = 0; u < BENCH_UNITS; u++)
+			watched += watch[u];
+	}
+	g_print("%-28s %.1f units watched per replica (ideal share %.1f), %.2f ms per replica "
+		"per membership change\n",
+		"successors (watch list)", (gdouble)watched / BENCH_ROUNDS,
+		(gdouble)BENCH_UNITS / BENCH_MEMBERS, (gdouble)spent / BENCH_ROUNDS / 1000.0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -122,5 +148,6 @@ main(int argc, char **argv)
 		BENCH_ROUNDS);
 	bench_run(TRUE);
 	bench_run(FALSE);
+	bench_successors();
 	return 0;
 }
