@@ -48,6 +48,7 @@ struct _SflFileLeaseCoordinator {
 	gint64 last_confirmed;
 	gboolean last_read_ours;	/* the latest read showed our own lease */
 	gboolean verifying;		/* this read is the re-read after the verify pause */
+	gboolean release_on_answer;	/* stopped during a renewal: release once it answers */
 	gboolean first_failed;		/* ... and the read before it could not tell */
 	SflFileLeaseReadStep next_read; /* what the armed read timer completes in */
 };
@@ -73,6 +74,13 @@ sfl_file_lease_coordinator_now(SflFileLeaseCoordinator *self)
 	return sfl_lease_chain_now(&self->chain);
 }
 
+static void sfl_file_lease_coordinator_release_answered(SflFileLeaseCoordinator *self,
+							SflLeaseCall *call, gboolean ours);
+static void sfl_file_lease_coordinator_hold_read(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+						 const SflLeaseDoc *doc, const GError *error);
+static void sfl_file_lease_coordinator_hold_written(SflFileLeaseCoordinator *self,
+						    SflLeaseCall *call, const GError *error);
+
 /* what happens when an operation of the current chain completes */
 static void
 sfl_file_lease_coordinator_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -85,6 +93,16 @@ sfl_file_lease_coordinator_read_cb(GObject *source, GAsyncResult *result, gpoint
 
 	if (!sfl_lease_call_completed(call))
 		return;
+	if (self->release_on_answer) {
+		/* a renewal's read that still shows our lease: nothing else was written since */
+		sfl_file_lease_coordinator_release_answered(
+			self, call,
+			ok && call->step == (GCallback)sfl_file_lease_coordinator_hold_read &&
+				doc.state == SFL_LEASE_VALID &&
+				g_strcmp0(doc.holder, self->holder) == 0 &&
+				doc.epoch <= self->epoch);
+		return;
+	}
 	((SflFileLeaseReadStep)call->step)(self, call, ok ? &doc : NULL, error);
 }
 
@@ -98,6 +116,12 @@ sfl_file_lease_coordinator_write_cb(GObject *source, GAsyncResult *result, gpoin
 
 	if (!sfl_lease_call_completed(call))
 		return;
+	if (self->release_on_answer) {
+		sfl_file_lease_coordinator_release_answered(
+			self, call,
+			ok && call->step == (GCallback)sfl_file_lease_coordinator_hold_written);
+		return;
+	}
 	((SflFileLeaseWriteStep)call->step)(self, call, ok ? NULL : error);
 }
 
@@ -401,32 +425,70 @@ sfl_file_lease_coordinator_start(SflCoordinator *coordinator)
 
 	sfl_lease_chain_restart(&self->chain);
 	self->last_read_ours = FALSE;
+	self->release_on_answer = FALSE;
 	/* from the loop, never inside the caller's run_async() */
 	sfl_file_lease_coordinator_contest(self, 0);
+}
+
+/* its own chain, never cancelled: the run ends without waiting for it */
+static void
+sfl_file_lease_coordinator_give_back(SflFileLeaseCoordinator *self)
+{
+	SflLeaseCall *call = NULL;
+
+	sfl_lease_chain_restart(&self->chain);
+	call = sfl_file_lease_coordinator_call_new(self);
+	sfl_lease_io_write_async(self->io, self->holder, sfl_clock_wall_usec(self->clock),
+				 self->epoch, call->cancellable,
+				 sfl_file_lease_coordinator_release_cb, call);
+}
+
+/*
+ * The answer to the renewal a stop found in flight. A sharded handover is decided by a
+ * membership round that runs in phase with the renewals, so it often finds one out; leaving
+ * the lease to expire made the unit's next owner wait a whole ttl.
+ */
+static void
+sfl_file_lease_coordinator_release_answered(SflFileLeaseCoordinator *self, SflLeaseCall *call,
+					    gboolean ours)
+{
+	self->release_on_answer = FALSE;
+	/* nothing else of ours may land after the release, an older chain's write included */
+	if (!ours || self->chain.pending != 0 ||
+	    !sfl_lease_renew_fresh(&self->renew, self->last_ok)) {
+		sfl_lease_chain_restart(&self->chain);
+		g_debug("the renewal of the lease %s in flight at the stop did not confirm it; it "
+			"expires on its own",
+			sfl_file_lease_coordinator_path(self));
+		return;
+	}
+	if (call->step == (GCallback)sfl_file_lease_coordinator_hold_written)
+		self->last_ok = call->issued;
+	sfl_file_lease_coordinator_give_back(self);
 }
 
 static void
 sfl_file_lease_coordinator_stop(SflCoordinator *coordinator)
 {
 	SflFileLeaseCoordinator *self = SFL_FILE_LEASE_COORDINATOR(coordinator);
-	SflLeaseCall *call = NULL;
 	/*
 	 * hand over early only when it is provably ours: the last read showed our lease, nothing
 	 * is in flight that could land after the release, and our lease has not expired (else a
-	 * successor may hold it already)
+	 * successor may hold it already). One renewal of the current chain in flight (no timer
+	 * armed) is waited for instead.
 	 */
-	gboolean release = sfl_coordinator_is_leader(coordinator) && self->last_read_ours &&
-			   self->chain.pending == 0 &&
-			   sfl_lease_renew_fresh(&self->renew, self->last_ok);
+	gboolean ours = sfl_coordinator_is_leader(coordinator) && self->last_read_ours &&
+			sfl_lease_renew_fresh(&self->renew, self->last_ok);
 
-	sfl_lease_chain_restart(&self->chain);
-	if (!release)
+	if (ours && self->chain.timer == NULL && self->chain.pending == 1) {
+		self->release_on_answer = TRUE;
 		return;
-	/* its own chain, never cancelled: the run ends without waiting for it */
-	call = sfl_file_lease_coordinator_call_new(self);
-	sfl_lease_io_write_async(self->io, self->holder, sfl_clock_wall_usec(self->clock),
-				 self->epoch, call->cancellable,
-				 sfl_file_lease_coordinator_release_cb, call);
+	}
+	if (!ours || self->chain.pending != 0) {
+		sfl_lease_chain_restart(&self->chain);
+		return;
+	}
+	sfl_file_lease_coordinator_give_back(self);
 }
 
 static void
@@ -437,6 +499,7 @@ sfl_file_lease_coordinator_demote(SflCoordinator *coordinator)
 	sfl_lease_chain_log_demoted(&self->chain, self->epoch);
 	sfl_lease_chain_restart(&self->chain);
 	self->last_read_ours = FALSE;
+	self->release_on_answer = FALSE;
 	sfl_file_lease_coordinator_contest(self, self->renew_usec);
 }
 

@@ -44,16 +44,18 @@ G_DECLARE_FINAL_TYPE(FakeLeaseIO, fake_lease_io, FAKE, LEASE_IO, SflLeaseIO)
 
 struct _FakeLeaseIO {
 	SflLeaseIO parent_instance;
-	GBytes *bytes;	   /* the file; NULL when absent */
-	guint reads;	   /* read attempts that reached the "disk" */
-	guint writes;	   /* write attempts that reached the "disk" */
-	guint fail_reads;  /* the next N reads cannot tell */
-	guint fail_writes; /* the next N writes fail */
-	guint hang_reads;  /* the next N reads never complete until released */
-	guint hang_writes; /* the next N writes never complete (nor land) until released */
-	GBytes *land;	   /* a competitor's write that lands right after ... */
-	guint land_after;  /* ... this many more reads (0: none pending) */
-	GPtrArray *hung;   /* (element-type GTask) */
+	GBytes *bytes;	    /* the file; NULL when absent */
+	guint reads;	    /* read attempts that reached the "disk" */
+	guint writes;	    /* write attempts that reached the "disk" */
+	guint fail_reads;   /* the next N reads cannot tell */
+	guint fail_writes;  /* the next N writes fail */
+	guint hang_reads;   /* the next N reads never complete until released */
+	guint hang_writes;  /* the next N writes never complete (nor land) until released */
+	GBytes *land;	    /* a competitor's write that lands right after ... */
+	guint land_after;   /* ... this many more reads (0: none pending) */
+	GPtrArray *hung;    /* (element-type GTask) */
+	guint delay_writes; /* the next N writes land at once, their answer waits for ... */
+	GPtrArray *delayed; /* ... fake_lease_io_answer() (element-type GTask) */
 };
 
 G_DEFINE_TYPE(FakeLeaseIO, fake_lease_io, SFL_TYPE_LEASE_IO)
@@ -124,7 +126,23 @@ fake_lease_io_write_async(SflLeaseIO *io, GBytes *data, GCancellable *cancellabl
 	}
 	g_clear_pointer(&self->bytes, g_bytes_unref);
 	self->bytes = g_bytes_ref(data);
+	if (self->delay_writes > 0) {
+		self->delay_writes--;
+		g_ptr_array_add(self->delayed, g_steal_pointer(&task));
+		return;
+	}
 	g_task_return_boolean(task, TRUE);
+}
+
+/* the answers of the delayed writes, which landed when they were issued */
+static void
+fake_lease_io_answer(FakeLeaseIO *self)
+{
+	g_autoptr(GPtrArray) delayed = g_steal_pointer(&self->delayed);
+
+	self->delayed = g_ptr_array_new_with_free_func(g_object_unref);
+	for (guint i = 0; i < delayed->len; i++)
+		g_task_return_boolean(g_ptr_array_index(delayed, i), TRUE);
 }
 
 static gboolean
@@ -152,7 +170,9 @@ fake_lease_io_finalize(GObject *object)
 	FakeLeaseIO *self = FAKE_LEASE_IO(object);
 
 	g_assert_cmpuint(self->hung->len, ==, 0);
+	g_assert_cmpuint(self->delayed->len, ==, 0);
 	g_ptr_array_unref(self->hung);
+	g_ptr_array_unref(self->delayed);
 	g_clear_pointer(&self->bytes, g_bytes_unref);
 	g_clear_pointer(&self->land, g_bytes_unref);
 	G_OBJECT_CLASS(fake_lease_io_parent_class)->finalize(object);
@@ -175,6 +195,7 @@ static void
 fake_lease_io_init(FakeLeaseIO *self)
 {
 	self->hung = g_ptr_array_new_with_free_func(g_object_unref);
+	self->delayed = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 /* --- the fixture: one coordinator on the fake clock and the fake lease --------------------- */
@@ -1453,6 +1474,48 @@ test_stop_in_flight_writes_nothing(Fixture *f, gconstpointer user_data)
 	g_assert_cmpuint(f->io->writes, ==, writes);
 }
 
+/*
+ * A stop while a renewal's write is out: the release waits for its answer, then hands the
+ * lease over. Skipping it made a sharded unit's next owner wait out the ttl, and the member
+ * rounds that decide handovers run in phase with the renewals.
+ */
+static void
+test_stop_during_renewal_releases(Fixture *f, gconstpointer user_data)
+{
+	guint writes;
+
+	start_leader(f);
+	writes = f->io->writes;
+	f->io->delay_writes = 1;
+	advance_to(f, 12 * SEC);
+	g_assert_cmpuint(f->io->writes, ==, writes + 1);
+	fixture_stop(f);
+	g_assert_cmpuint(f->c.lost, ==, 1);
+	/* nothing is written over the renewal until it answered */
+	g_assert_cmpuint(f->io->writes, ==, writes + 1);
+	fake_lease_io_answer(f->io);
+	drain(f);
+	g_assert_cmpuint(f->io->writes, ==, writes + 2);
+	/* an already-expired lease with our epoch: claimable at once */
+	assert_disk(f, ME, WALL_START + 12 * SEC, 1);
+}
+
+/* the renewal out at the stop failed: the lease is not provably ours, nothing is written */
+static void
+test_stop_during_failed_renewal_writes_nothing(Fixture *f, gconstpointer user_data)
+{
+	guint writes;
+
+	start_leader(f);
+	f->io->hang_writes = 1;
+	advance_to(f, 12 * SEC);
+	writes = f->io->writes;
+	fixture_stop(f);
+	fake_lease_io_release(f->io);
+	drain(f);
+	g_assert_cmpuint(f->io->writes, ==, writes);
+}
+
 static void
 test_stop_standby(Fixture *f, gconstpointer user_data)
 {
@@ -2163,6 +2226,9 @@ main(int argc, char **argv)
 	ADD("/sfl/file-lease/demote", test_demote);
 	ADD("/sfl/file-lease/stop/releases", test_stop_releases);
 	ADD("/sfl/file-lease/stop/release-fails", test_stop_release_fails);
+	ADD("/sfl/file-lease/stop/during-renewal-releases", test_stop_during_renewal_releases);
+	ADD("/sfl/file-lease/stop/during-failed-renewal-writes-nothing",
+	    test_stop_during_failed_renewal_writes_nothing);
 	ADD("/sfl/file-lease/stop/during-floor-read", test_stop_during_floor_read);
 	ADD("/sfl/file-lease/stop/unconfirmed-writes-nothing",
 	    test_stop_unconfirmed_writes_nothing);
