@@ -486,6 +486,18 @@ pushed_everything(gpointer fixture, gpointer data)
 	return pushed >= (json_int_t)fx->files * ROWS && bytes > pushed;
 }
 
+/* the value of an unlabelled series in a Prometheus text exposition; the test fails without it */
+static gdouble
+metric_value(const gchar *text, const gchar *series)
+{
+	g_autofree gchar *needle = g_strdup_printf("\n%s ", series);
+	const gchar *at = strstr(text, needle);
+
+	if (at == NULL)
+		g_error("no series %s in /metrics", series);
+	return g_ascii_strtod(at + strlen(needle), NULL);
+}
+
 static void
 test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 {
@@ -534,6 +546,12 @@ test_balance_failover_join_leave(Fixture *fx, gconstpointer data)
 		g_assert_cmpuint(code, ==, 200);
 		g_assert_nonnull(strstr(metrics, "\nsf2loki_units_total 6\n"));
 		g_assert_nonnull(strstr(metrics, "\nsf2loki_units_owned 2\n"));
+		/* every unit it leads was won and started at least once: a lease won again after
+		 * a race at the start counts twice, never less */
+		g_assert_cmpfloat(metric_value(metrics, "sf2loki_unit_acquisitions_total"), >=, 2);
+		g_assert_cmpfloat(metric_value(metrics, "sf2loki_unit_handoff_seconds_count"), >=,
+				  2);
+		g_assert_cmpfloat(metric_value(metrics, "sf2loki_unit_handoff_seconds_sum"), >, 0);
 	}
 	{
 		/* no live reload while sharded, and the answer says why */
