@@ -23,9 +23,10 @@ Control (JSON bodies):
                          {"leases": {"ns/name": Lease}, "writes": [{method, name, holder,
                           transitions, resourceVersion, status, dryRun}], "requests": n,
                           "lists": n (collection reads)}
-  POST /control/fault    {"status": 500, "count": 1, "methods": ["PUT"], "raw": "text"}: the next
-                         matching requests answer that status (a Status body, or "raw" as a
-                         text/html body, like a proxy in front of the API) without touching
+  POST /control/fault    {"status": 500, "count": 1, "methods": ["PUT"], "raw": "text",
+                          "name": "lease"}: the next matching requests (of that one Lease
+                         when "name" is given) answer that status (a Status body, or "raw" as
+                         a text/html body, like a proxy in front of the API) without touching
                          the Lease
   POST /control/hold     {"count": 1, "methods": ["GET"]}: the next matching requests are held
                          without an answer until /control/release (client timeouts)
@@ -80,7 +81,7 @@ class State:
         self.writes = []
         self.requests = 0
         self.lists = 0
-        self.faults = []  # [status, count, methods]
+        self.faults = []  # [status, count, methods, raw, name]
         self.holds = []  # [count, methods]
         self.held = 0
         self.release_gen = 0
@@ -165,10 +166,11 @@ class ApiHandler(BaseHTTPRequestHandler):
             return None
         return obj if isinstance(obj, dict) else None
 
-    def take_scripted(self, st, method):
+    def take_scripted(self, st, method, name):
         """a fault status, "hold", or None; under st.lock"""
         for fault in st.faults:
-            if fault[1] > 0 and (not fault[2] or method in fault[2]):
+            if fault[1] > 0 and (not fault[2] or method in fault[2]) and \
+                    (fault[4] is None or fault[4] == name):
                 fault[1] -= 1
                 return (fault[0], fault[3])
         for hold in st.holds:
@@ -176,6 +178,14 @@ class ApiHandler(BaseHTTPRequestHandler):
                 hold[0] -= 1
                 return "hold"
         return None
+
+    @staticmethod
+    def lease_name(path):
+        """the Lease a request names (None for a collection or another path)"""
+        if not path.startswith(PREFIX):
+            return None
+        parts = path[len(PREFIX):].split("/")
+        return parts[2] if len(parts) == 3 and parts[1] == "leases" else None
 
     def handle_api(self, method):
         st = self.server.state
@@ -187,7 +197,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             st.requests += 1
             if self.headers.get("Authorization") != f"Bearer {st.token}":
                 return self.fail(401, "Unauthorized")
-            scripted = self.take_scripted(st, method)
+            scripted = self.take_scripted(st, method, self.lease_name(url.path))
             if scripted == "hold":
                 gen = st.release_gen
                 st.held += 1
@@ -416,7 +426,8 @@ class ControlHandler(BaseHTTPRequestHandler):
         with st.lock:
             if self.path == "/control/fault":
                 st.faults.append([int(body.get("status", 500)), int(body.get("count", 1)),
-                                  list(body.get("methods") or []), body.get("raw")])
+                                  list(body.get("methods") or []), body.get("raw"),
+                                  body.get("name")])
             elif self.path == "/control/hold":
                 st.holds.append([int(body.get("count", 1)), list(body.get("methods") or [])])
             elif self.path == "/control/release":
