@@ -95,6 +95,9 @@ typedef struct {
 	gboolean release_on_answer;
 	/* observe only: a standby that times the holder's staleness but never claims */
 	gboolean watching;
+	/* a work unit's lease (its contest can watch): see sfl_cas_lease_coordinator_hold_written
+	 */
+	gboolean unit;
 } SflCasLeaseCoordinatorPrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE(SflCasLeaseCoordinator, sfl_cas_lease_coordinator, SFL_TYPE_COORDINATOR)
@@ -242,13 +245,19 @@ sfl_cas_lease_coordinator_back_off(SflCasLeaseCoordinator *self)
 }
 
 static void
-sfl_cas_lease_coordinator_surrender(SflCasLeaseCoordinator *self)
+sfl_cas_lease_coordinator_surrender_in(SflCasLeaseCoordinator *self, gint64 delay_usec)
 {
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
 
 	priv->last_read_ours = FALSE;
-	sfl_cas_lease_coordinator_back_off(self);
+	sfl_cas_lease_coordinator_schedule(self, delay_usec, sfl_cas_lease_coordinator_acquire_cb);
 	sfl_lease_chain_log_standby(&priv->chain, SFL_COORDINATOR(self), priv->epoch);
+}
+
+static void
+sfl_cas_lease_coordinator_surrender(SflCasLeaseCoordinator *self)
+{
+	sfl_cas_lease_coordinator_surrender_in(self, GET_PRIVATE(self)->renew_usec);
 }
 
 /* --- acquire (standby) -------------------------------------------------------------------- */
@@ -402,7 +411,16 @@ sfl_cas_lease_coordinator_hold_written(SflCasLeaseCoordinator *self, SflLeaseCal
 	if (!priv->renew_unread)
 		priv->last_read_ours = FALSE;
 	if (!sfl_lease_renew_write_failed(&priv->renew, error, priv->last_ok)) {
-		sfl_cas_lease_coordinator_surrender(self);
+		/*
+		 * A unit's lease that someone else wrote over is read again at once: its new
+		 * document is timed from that read, and a foreign one nobody renews (garbage, a
+		 * crashed writer's) is then taken over within ttl + renew_interval of the write,
+		 * not one renew_interval later. The single lease keeps its back-off.
+		 */
+		sfl_cas_lease_coordinator_surrender_in(
+			self, priv->unit && g_error_matches(error, SFL_ERROR, SFL_ERROR_CONFLICT)
+				      ? 0
+				      : priv->renew_usec);
 		return;
 	}
 	sfl_cas_lease_coordinator_schedule(self, priv->renew_usec,
@@ -613,6 +631,7 @@ sfl_cas_lease_coordinator_set_watching(SflCoordinator *coordinator, gboolean wat
 	SflCasLeaseCoordinatorPrivate *priv = GET_PRIVATE(self);
 	gboolean claim_now = priv->watching && !watching;
 
+	priv->unit = TRUE;
 	priv->watching = watching;
 	/* a standby waiting on its timer looks again at once; a read in flight decides itself */
 	if (claim_now && !sfl_coordinator_is_leader(coordinator) && priv->chain.timer != NULL &&

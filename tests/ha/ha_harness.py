@@ -1912,16 +1912,6 @@ def shard_bound(backend):
     return max(TTL + RENEW, detect) + (backend.bound - TTL - RENEW) + SLACK
 
 
-def shard_lease_fault_bound(backend, ftype):
-    """The bound for a fault on one unit's lease, from its repair. A foreign document written
-    over a compare-and-swap lease (lease_garbage) is seen by its owner only at its next
-    renewal, which does not read (the renewal is a conditional write); the owner then reads
-    it as a standby after a renew_interval and times it from that read: ttl + 2 x renew."""
-    if backend.observer_clock and ftype == "lease_garbage":
-        return TTL + 2 * RENEW + 2 * SLACK
-    return shard_bound(backend)
-
-
 def shard_bound_text(backend):
     extra = "verify + 2 x slack" if not backend.observer_clock else "2 x slack"
     return f"max(ttl + renew, members_ttl + members_ttl/3) + {extra}"
@@ -2177,12 +2167,10 @@ def check_sharded(h, t_end, liveness):
     recover = []  # (fault type, seconds)
     handoffs = []  # (fault type, seconds) of the clean stops, joins and leaves: reported
     for f in hist.faults:
-        f_bound = bound
         if f["type"] in ("kill_leader", "stop_leader"):
             units, t_ref, bounded = f.get("units", []), f["t"], True
         elif f["type"] in UNIT_LEASE_FAULTS:
             units, t_ref, bounded = [f["unit"]], f["healed"] or f["t"], True
-            f_bound = shard_lease_fault_bound(h.backend, f["type"])
         elif f["type"] in ("term_restart", "leave"):
             units, t_ref, bounded = f.get("units", []), f["t"], False
         else:
@@ -2199,11 +2187,11 @@ def check_sharded(h, t_end, liveness):
                     continue
                 dt_ = g1 - max(g0, t_ref)
                 worst_t = max(worst_t, dt_)
-                if bounded and dt_ > f_bound:
+                if bounded and dt_ > bound:
                     live_bad.append(f"{unit}: owned again {dt_:.2f} s after {f['type']} "
                                     f"({'repair' if f['type'] in UNIT_LEASE_FAULTS else 'fault'}"
                                     f" at {iso_z(t_ref)}; unowned {iso_z(g0)}..{iso_z(g1)})"
-                                    f" > {f_bound:.2f} s")
+                                    f" > {bound:.2f} s")
         (recover if bounded else handoffs).append((f["type"], worst_t))
     for f in hist.faults:
         if f["type"] == "join":
@@ -2219,10 +2207,7 @@ def check_sharded(h, t_end, liveness):
     h.handoff_times = handoffs
     result("liveness", not live_bad,
            f"every unit of a killed or frozen replica, and a unit whose lease was hit, owned "
-           f"again within {bound:.1f} s"
-           + (f" ({shard_lease_fault_bound(h.backend, 'lease_garbage'):.1f} s after a "
-              "lease_garbage)" if h.backend.observer_clock else "")
-           + f"; max {max((x for _f, x in recover), default=0):.2f} s;"
+           f"again within {bound:.1f} s; max {max((x for _f, x in recover), default=0):.2f} s;"
            " the set completed; no unexpected exit", live_bad[:20])
 
     ok, detail = h.balance or (False, "not checked")

@@ -616,6 +616,37 @@ test_renew_conflict_demotes(Fixture *f, gconstpointer user_data)
 	g_assert_false(leads(&f->me));
 }
 
+/*
+ * A work unit's lease (its contest can watch) that someone else wrote over is read again at
+ * once, so a foreign document nobody renews is taken over a ttl after that read, within
+ * ttl + renew_interval of the write; the single lease above waits a renew_interval first.
+ */
+static void
+test_unit_conflict_rereads_at_once(Fixture *f, gconstpointer user_data)
+{
+	SflCoordinator *coord = sfl_object_lease_coordinator_new(SFL_OBJECT_CLIENT(f->bucket), KEY,
+								 TTL, RENEW, ME, f->clock);
+	gint64 written = 0;
+	guint gets = 0;
+
+	g_assert_true(sfl_coordinator_set_watching(coord, FALSE));
+	sfl_test_coord_use_floor(&f->me, coord);
+	sfl_test_coord_start(&f->me, coord);
+	advance_until(f, leads(&f->me), SEC);
+	gets = f->bucket->gets;
+	/* a document nobody will renew, written over ours */
+	server_put(f->bucket, OTHER, WALL_START + TTL, 2);
+	written = elapsed(f);
+	advance_until(f, !leads(&f->me), RENEW + SEC);
+	g_assert_cmpuint(f->me.lost, ==, 1);
+	/* the standby read follows the loss at once */
+	advance(f, STEP);
+	g_assert_cmpuint(f->bucket->gets, ==, gets + 1);
+	advance_until(f, leads(&f->me), TTL + RENEW + SEC);
+	g_assert_cmpint(elapsed(f) - written, <=, TTL + RENEW + STEP);
+	g_assert_cmpuint(sfl_coordinator_get_epoch(f->me.coord), ==, 3);
+}
+
 static void
 test_renew_transient_keeps(Fixture *f, gconstpointer user_data)
 {
@@ -954,6 +985,7 @@ main(int argc, char **argv)
 	ADD("acquire/floor-exhausted", test_floor_exhausted);
 	ADD("hold/renewals-keep-epoch", test_renewals_keep_epoch);
 	ADD("hold/renew-conflict-demotes", test_renew_conflict_demotes);
+	ADD("hold/unit-conflict-rereads-at-once", test_unit_conflict_rereads_at_once);
 	ADD("hold/renew-transient-keeps", test_renew_transient_keeps);
 	ADD("hold/renew-unconfirmed-cap", test_renew_unconfirmed_cap);
 	ADD("hold/stalled-leader-surrenders", test_stalled_leader_surrenders);
