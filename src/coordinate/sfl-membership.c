@@ -312,6 +312,7 @@ struct _SflMembership {
 	GSource *timer;
 	GSource *watch; /* while a round waits on the store: the view judged again */
 	gint64 round_start_usec;
+	gint64 round_due_usec; /* when the round was due: rounds keep a fixed rate */
 	gboolean warned_slow;
 	GCancellable *cancellable; /* replaced by stop: late completions see it cancelled */
 	GPtrArray *removals;	   /* dead holders still to remove this round */
@@ -324,12 +325,22 @@ struct _SflMembership {
 static void sfl_membership_round(gpointer user_data);
 static void sfl_membership_remove_next(SflMembership *self);
 
+/*
+ * At a fixed rate from when each round was due, not renew_usec after it finished: a store that
+ * takes d per round would otherwise stretch every period to renew + d, and a dead member's
+ * absence (members_ttl unchanged over several listings) would be seen that many d later.
+ */
 static void
 sfl_membership_schedule(SflMembership *self)
 {
-	if (self->running)
-		sfl_clock_once(self->clock, &self->timer, self->renew_usec, "sf2loki membership",
-			       sfl_membership_round, self, self->context);
+	gint64 delay = 0;
+
+	if (!self->running)
+		return;
+	self->round_due_usec += self->renew_usec;
+	delay = MAX(0, self->round_due_usec - sfl_clock_monotonic_usec(self->clock));
+	sfl_clock_once(self->clock, &self->timer, delay, "sf2loki membership", sfl_membership_round,
+		       self, self->context);
 }
 
 static gboolean
@@ -417,8 +428,13 @@ sfl_membership_listed_cb(GObject *source, GAsyncResult *result, gpointer user_da
 			const SflMemberEntry *e = entries->pdata[i];
 			records[i] = (SflMemberRecord){ e->holder, e->version };
 		}
-		sfl_member_view_observe(self->view, sfl_clock_monotonic_usec(self->clock), records,
-					entries->len);
+		/*
+		 * Timed from when the round was due: the listings are then exactly renew_usec
+		 * apart, so a record unchanged for members_ttl is dropped at the listing that
+		 * makes it so, not one later for a store that answered faster than the last time.
+		 * The view times liveness, never a fence, so being early by one answer is fine.
+		 */
+		sfl_member_view_observe(self->view, self->round_due_usec, records, entries->len);
 		g_ptr_array_extend_and_steal(
 			self->removals, sfl_member_view_dead(self->view, SFL_MEMBERSHIP_DEAD_TTLS *
 										 self->ttl_usec));
@@ -479,6 +495,10 @@ sfl_membership_round(gpointer user_data)
 	self->seq++;
 	self->busy = TRUE;
 	self->round_start_usec = sfl_clock_monotonic_usec(self->clock);
+	/* a round that starts more than a period late (a hung store) starts a new rate */
+	if (self->round_due_usec == 0 ||
+	    self->round_start_usec - self->round_due_usec >= self->renew_usec)
+		self->round_due_usec = self->round_start_usec;
 	sfl_clock_once(self->clock, &self->watch, self->renew_usec, "sf2loki membership watch",
 		       sfl_membership_watch, self, self->context);
 	SFL_MEMBER_STORE_GET_CLASS(self->store)

@@ -30,6 +30,7 @@ typedef struct {
 	guint changes;
 	GPtrArray *held;     /* GTask: operations of a hung store, never answered while hung */
 	SflMembership *hung; /* the member on that store */
+	guint slow_pending;  /* listings of a slow store waiting out their fake-time delay */
 } Fixture;
 
 /* --- a store that hangs: the file store until told to stop answering ---------------------- */
@@ -42,6 +43,7 @@ struct _TestHangStore {
 	SflMemberStore *inner;
 	Fixture *fx;
 	gboolean hung;
+	gint64 list_delay_usec; /* fake time each listing takes to answer */
 };
 
 G_DEFINE_TYPE(TestHangStore, test_hang_store, SFL_TYPE_MEMBER_STORE)
@@ -72,14 +74,57 @@ test_hang_publish_finish(SflMemberStore *store, GAsyncResult *result, GError **e
 	return SFL_MEMBER_STORE_GET_CLASS(self->inner)->publish_finish(self->inner, result, error);
 }
 
+/* a listing answered list_delay_usec of fake time after the file store answered it */
+typedef struct {
+	TestHangStore *store;
+	GAsyncReadyCallback callback;
+	gpointer user_data;
+	GAsyncResult *result;
+	GSource *timer;
+} TestSlowList;
+
+static void
+test_slow_list_answer(gpointer data)
+{
+	TestSlowList *call = data;
+
+	call->store->fx->slow_pending--;
+	call->callback(G_OBJECT(call->store), call->result, call->user_data);
+	g_object_unref(call->result);
+	g_clear_pointer(&call->timer, g_source_unref);
+	g_object_unref(call->store);
+	g_free(call);
+}
+
+static void
+test_slow_list_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	TestSlowList *call = user_data;
+
+	call->result = g_object_ref(result);
+	call->store->fx->slow_pending++;
+	sfl_clock_once(call->store->fx->time.clock, &call->timer, call->store->list_delay_usec,
+		       "test slow listing", test_slow_list_answer, call, NULL);
+}
+
 static void
 test_hang_list_async(SflMemberStore *store, GCancellable *cancellable, GAsyncReadyCallback callback,
 		     gpointer user_data)
 {
 	TestHangStore *self = TEST_HANG_STORE(store);
+	TestSlowList *call = NULL;
 
+	if (self->list_delay_usec == 0) {
+		SFL_MEMBER_STORE_GET_CLASS(self->inner)
+			->list_async(self->inner, cancellable, callback, user_data);
+		return;
+	}
+	call = g_new0(TestSlowList, 1);
+	call->store = g_object_ref(self);
+	call->callback = callback;
+	call->user_data = user_data;
 	SFL_MEMBER_STORE_GET_CLASS(self->inner)
-		->list_async(self->inner, cancellable, callback, user_data);
+		->list_async(self->inner, cancellable, test_slow_list_cb, call);
 }
 
 static GPtrArray *
@@ -143,9 +188,10 @@ drain(gpointer data)
 	for (;;) {
 		gboolean busy = FALSE;
 
-		/* a hung store's round stays busy on purpose */
+		/* a hung store's round stays busy on purpose, a slow one until fake time passes */
 		for (guint i = 0; i < fx->members->len; i++)
-			if (fx->members->pdata[i] != fx->hung || fx->held->len == 0)
+			if (fx->members->pdata[i] != fx->hung ||
+			    (fx->held->len == 0 && fx->slow_pending == 0))
 				busy |= sfl_membership_is_busy(fx->members->pdata[i]);
 		if (!busy)
 			break;
@@ -299,6 +345,40 @@ test_crash_ages_out_and_is_removed(Fixture *fx, gconstpointer data)
 	g_assert_true(sees(a, "replica-a"));
 }
 
+/*
+ * A store that takes its time to answer does not stretch the rounds: they keep their rate
+ * from when each was due, so a crashed member is dropped at the listing due members_ttl after
+ * the one that first showed its record, not one slow round per listing later.
+ */
+static void
+test_slow_store_keeps_rate(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(SflMemberStore) file = sfl_file_member_store_new(fx->dir);
+	TestHangStore *slow = g_object_new(TEST_TYPE_HANG_STORE, NULL);
+	SflMembership *a = NULL;
+	g_autofree gchar *ghost = NULL;
+	const gint64 delay = 3 * STEP;
+	gint64 t0 = 0;
+
+	g_assert_cmpint(g_mkdir_with_parents(fx->dir, 0750), ==, 0);
+	ghost = sfl_test_write_file(fx->dir, "ghost.json", "{\"holder\": \"ghost\", \"seq\": 7}");
+	slow->inner = g_object_ref(file);
+	slow->fx = fx;
+	slow->list_delay_usec = delay;
+	a = sfl_membership_new(SFL_MEMBER_STORE(slow), "replica-a", fx->time.clock, TTL, RENEW,
+			       NULL);
+	g_ptr_array_add(fx->members, a);
+	fx->hung = a;
+	t0 = sfl_test_fake_time_elapsed(&fx->time);
+	sfl_membership_start(a);
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(a, "ghost,replica-a"), delay + STEP);
+	SFL_TEST_ADVANCE_UNTIL(&fx->time, sees(a, "replica-a"), TTL + 2 * RENEW);
+	/* a rate stretched by the delay drops it at 4 x (RENEW + delay) after the first answer */
+	g_assert_cmpint(sfl_test_fake_time_elapsed(&fx->time) - t0, >=, TTL);
+	g_assert_cmpint(sfl_test_fake_time_elapsed(&fx->time) - t0, <=, TTL + delay + STEP);
+	g_object_unref(slow);
+}
+
 /* cannot read or write the directory: the others stay as last seen, this replica drops out */
 static void
 test_unreadable_keeps_others(Fixture *fx, gconstpointer data)
@@ -399,6 +479,7 @@ main(int argc, char **argv)
 	ADD("/sfl/membership/unreadable-keeps-others", test_unreadable_keeps_others);
 	ADD("/sfl/membership/holder-escaped", test_holder_escaped);
 	ADD("/sfl/membership/hung-store-drops-self", test_hung_store_drops_self);
+	ADD("/sfl/membership/slow-store-keeps-rate", test_slow_store_keeps_rate);
 #undef ADD
 	return g_test_run();
 }
